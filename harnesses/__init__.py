@@ -1,0 +1,1 @@
+"""Harness adapters: one module per agent, behind the interface in ``harnesses.base``."""

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Bootstrap everything tbflow needs on this machine. Idempotent; every step is
+# skipped when already satisfied, so a no-op run takes well under 3 s.
+# Runs as root with no stdin (CI), from any cwd.
+#
+#   1. docker.io (dockerd) and debootstrap installed
+#   2. a Docker engine answering (starts a detached dockerd if none)
+#   3. $REPO/.venv with `pip install -e '.[test]'` (redone when pyproject.toml changes)
+#   4. base image tbflow/base:bookworm (scripts/make-base-image.sh)
+#
+# Environment: DOCKER_HOST (if set: only check that engine answers),
+#              TBFLOW_BASE_IMAGE (default tbflow/base:bookworm),
+#              TBFLOW_DOCKER_WAIT (seconds to wait for dockerd, default 60).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+VENV="$REPO/.venv"
+STAMP="$VENV/.tbflow-pyproject.sha256"
+IMAGE="${TBFLOW_BASE_IMAGE:-tbflow/base:bookworm}"
+DOCKERD_LOG=/var/log/tbflow-dockerd.log
+DOCKER_WAIT="${TBFLOW_DOCKER_WAIT:-60}"   # seconds to wait for the engine
+
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+
+say() { printf 'tbflow setup: %s\n' "$*" >&2; }
+die() { printf 'tbflow setup: ERROR: %s\n' "$*" >&2; exit 1; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# Serialise concurrent setups (shared venv, one dockerd); uncontended = instant.
+lock="${TMPDIR:-/tmp}/tbflow-setup.$(printf '%s' "$REPO" | sha256sum | cut -c1-12).lock"
+exec 9>"$lock"
+if ! flock -n 9; then
+  say "waiting for another setup run ($lock)"
+  flock -w 1800 9 || die "timed out waiting for $lock"
+fi
+
+# --- 1. packages -------------------------------------------------------------
+pkgs=()
+if [ -n "${DOCKER_HOST:-}" ]; then
+  have docker || pkgs+=(docker.io)          # client only; engine is remote
+else
+  have dockerd || pkgs+=(docker.io)
+fi
+have debootstrap || pkgs+=(debootstrap)
+if [ "${#pkgs[@]}" -gt 0 ]; then
+  [ "$(id -u)" -eq 0 ] || die "need root to install ${pkgs[*]}"
+  say "installing ${pkgs[*]}"
+  apt-get update -qq </dev/null >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" </dev/null >&2
+else
+  say "packages present (docker, debootstrap)"
+fi
+
+# --- 2. docker engine ----------------------------------------------------------
+engine_up() { timeout 20 docker info >/dev/null 2>&1; }
+
+dockerd_running() {
+  if have pgrep; then pgrep -x dockerd >/dev/null 2>&1; return; fi
+  grep -qx dockerd /proc/[0-9]*/comm 2>/dev/null
+}
+
+wait_engine() { # $1 = pid of a dockerd we started, or empty
+  local pid="${1:-}" deadline=$((SECONDS + DOCKER_WAIT))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    if [ -S /var/run/docker.sock ] && engine_up; then return 0; fi
+    # ($! may be a setsid that forked and exited, so also look for any dockerd)
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && ! dockerd_running; then
+      say "dockerd (pid $pid) exited during startup"; return 1
+    fi
+    sleep 1
+  done
+  return 1
+}
+
+if engine_up; then
+  say "docker engine running${DOCKER_HOST:+ at $DOCKER_HOST}"
+elif [ -n "${DOCKER_HOST:-}" ]; then
+  die "DOCKER_HOST=$DOCKER_HOST does not answer (docker info failed)"
+elif dockerd_running; then
+  # Someone else's dockerd is still starting (or stuck): never start a second
+  # one, never kill it; just wait.
+  say "dockerd process found but not answering yet; waiting up to ${DOCKER_WAIT}s"
+  wait_engine "" || die "existing dockerd does not answer after ${DOCKER_WAIT}s (docker info fails)"
+  say "docker engine running"
+else
+  [ "$(id -u)" -eq 0 ] || die "no docker engine and not root: cannot start dockerd"
+  say "starting dockerd (log: $DOCKERD_LOG)"
+  # setsid + nohup: own session, survives this script and CI step teardown.
+  setsid nohup dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+  dpid=$!
+  if ! wait_engine "$dpid"; then
+    say "dockerd did not come up; last lines of $DOCKERD_LOG:"
+    tail -n 25 "$DOCKERD_LOG" >&2 || true
+    exit 1
+  fi
+  say "docker engine running (started dockerd pid $dpid)"
+fi
+
+# --- 3. python venv ------------------------------------------------------------
+have python3 || die "python3 not found on PATH"
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || die "python3 on PATH is $(python3 -V 2>&1); need 3.11+"
+
+new_venv=0
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  if [ -e "$VENV" ]; then
+    say "venv $VENV is broken or too old; recreating"
+    rm -rf "$VENV"
+  fi
+  say "creating venv $VENV with $(python3 -V 2>&1)"
+  python3 -m venv "$VENV"
+  new_venv=1
+fi
+
+want="$(sha256sum "$REPO/pyproject.toml" | cut -d' ' -f1)"
+have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
+if [ "$new_venv" -eq 1 ] || [ "$want" != "$have_stamp" ]; then
+  if [ "$new_venv" -eq 1 ]; then why="new venv"; elif [ -n "$have_stamp" ]; then why="pyproject.toml changed"; else why="no install stamp"; fi
+  say "pip install -e '.[test]' ($why)"
+  rm -f "$STAMP"
+  # (the local pip mirror config makes pip warn about every absent index dir: drop that noise)
+  set +e
+  (cd "$REPO" && "$VENV/bin/python" -m pip install -q -e '.[test]' </dev/null 2>&1) \
+    | { grep -v -e 'is ignored: it is neither a file nor a directory' >&2 || true; }
+  rc=${PIPESTATUS[0]}
+  set -e
+  [ "$rc" -eq 0 ] || die "pip install -e '.[test]' failed (exit $rc)"
+  printf '%s\n' "$want" >"$STAMP"
+  say "venv ready"
+else
+  say "venv up to date"
+fi
+
+# --- 4. base image -------------------------------------------------------------
+if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  say "base image $IMAGE present"
+else
+  say "building base image $IMAGE (about a minute)"
+  TBFLOW_BASE_IMAGE="$IMAGE" "$REPO/scripts/make-base-image.sh" --if-missing
+  say "base image $IMAGE built"
+fi

@@ -1,0 +1,136 @@
+"""The POSIX ``sh`` programs tbflow runs inside trial containers.
+
+They are passed as ``sh -c SCRIPT`` arguments, never written into the container, so an agent
+cannot edit them. They need only ``/bin/sh`` and ``/proc`` (no procps, no python), because task
+images are minimal and must not be changed for tbflow.
+
+Sessions: every ``docker exec`` starts its process as a session leader (pid = sid = pgid;
+measured on Docker 20.10 / runc). The wrappers record ``$$`` — that session id — in a file under
+``RUN_DIR`` before ``exec``-ing the real command, so later stages know exactly which sessions are
+the agent's. Background jobs (``cmd &``) stay in that session; a daemon that detaches itself
+calls ``setsid`` and leaves it.
+"""
+
+from __future__ import annotations
+
+#: tbflow's scratch directory inside the container (session ids, verifier snapshot, staging).
+RUN_DIR = "/opt/tbflow/run"
+AGENT_SID_GLOB = f"{RUN_DIR}/agent-*.sid"
+VERIFIER_SID_FILE = f"{RUN_DIR}/verifier.sid"
+VERIFIER_DIR = f"{RUN_DIR}/verifier"
+TESTS_STAGING = f"{RUN_DIR}/staging"
+
+# $1 sid file, $2 stdout file, $3 stderr file ("" = merge into stdout), $4.. the command.
+AGENT_WRAPPER = r"""
+sidfile=$1; out=$2; err=$3; shift 3
+echo $$ > "$sidfile"
+if [ -z "$err" ]; then exec "$@" </dev/null >"$out" 2>&1; fi
+exec "$@" </dev/null >"$out" 2>"$err"
+"""
+
+# Lists processes and, in kill mode, kills every process of the given sessions plus their
+# descendants (a harness's tool command may run in a session of its own, but it is still the
+# harness's child). Processes are stopped first, round by round until no new one appears, then
+# killed together, so nothing can fork its way out. $1 = list|kill, $2.. = globs of session-id
+# files. Output lines: "killed PID SID CMD", then "left PID SID CMD" for what still runs.
+PROCESS_TOOL = r"""
+mode=$1; shift
+stat_sid() { r=${1##*) }; set -- $r; echo "$4"; }
+read -r selfstat < /proc/$$/stat
+selfsid=$(stat_sid "$selfstat")
+roots=""
+for f in "$@"; do
+  for g in $f; do [ -r "$g" ] && read -r s < "$g" && roots="$roots $s"; done
+done
+snapshot() {
+  for d in /proc/[0-9]*; do
+    { read -r st < "$d/stat"; } 2>/dev/null || continue
+    r=${st##*) }
+    set -- $r
+    echo "${d#/proc/} $2 $4 $1"
+  done
+}
+describe() {
+  c=""
+  if command -v tr >/dev/null 2>&1; then
+    c=$(tr '\000' ' ' < "/proc/$1/cmdline" 2>/dev/null)
+  fi
+  if [ -z "$c" ]; then { read -r st < "/proc/$1/stat"; } 2>/dev/null; c=${st#*(}; c="[${c%)*}]"; fi
+  echo "$c"
+}
+targets() {
+  t=" "
+  changed=1
+  while [ $changed = 1 ]; do
+    changed=0
+    while read -r p pp s state; do
+      [ -z "$p" ] && continue
+      { [ "$p" = 1 ] || [ "$s" = "$selfsid" ] || [ "$state" = Z ]; } && continue
+      case "$t" in *" $p "*) continue ;; esac
+      hit=0
+      for r in $roots; do [ "$s" = "$r" ] && hit=1; done
+      case "$t" in *" $pp "*) hit=1 ;; esac
+      if [ $hit = 1 ]; then t="$t$p "; changed=1; fi
+    done <<SNAPEOF
+$SNAP
+SNAPEOF
+  done
+  echo "$t"
+}
+if [ "$mode" = kill ] && [ -n "$roots" ]; then
+  stopped=" "
+  i=0
+  while [ $i -lt 50 ]; do
+    SNAP=$(snapshot)
+    new=""
+    for p in $(targets); do
+      case "$stopped" in *" $p "*) ;; *) new="$new $p" ;; esac
+    done
+    [ -z "$new" ] && break
+    for p in $new; do
+      { read -r st < "/proc/$p/stat"; } 2>/dev/null || continue
+      kill -STOP "$p" 2>/dev/null
+      echo "killed $p $(stat_sid "$st") $(describe "$p")"
+      stopped="$stopped$p "
+    done
+    i=$((i+1))
+  done
+  for p in $stopped; do kill -KILL "$p" 2>/dev/null; done
+  n=0
+  while [ $n -lt 100 ]; do
+    alive=0
+    for p in $stopped; do
+      if { read -r st < "/proc/$p/stat"; } 2>/dev/null; then
+        case "${st##*) }" in Z*) ;; *) alive=1 ;; esac
+      fi
+    done
+    [ $alive = 0 ] && break
+    sleep 0.05 2>/dev/null || sleep 1
+    n=$((n+1))
+  done
+fi
+SNAP=$(snapshot)
+while read -r p pp s state; do
+  [ -z "$p" ] && continue
+  { [ "$s" = 1 ] || [ "$s" = "$selfsid" ] || [ "$state" = Z ]; } && continue
+  echo "left $p $s $(describe "$p")"
+done <<SNAPEOF
+$SNAP
+SNAPEOF
+"""
+
+# $1 workdir. Empties /logs/verifier, moves the staged tests to /tests, runs test.sh, then
+# snapshots the reward files so a later change to them can be detected.
+VERIFIER_WRAPPER = rf"""
+echo $$ > {VERIFIER_SID_FILE}
+rm -rf /logs/verifier /tests {VERIFIER_DIR}
+mkdir -p /logs/verifier {VERIFIER_DIR}
+chmod 777 /logs/verifier
+mv {TESTS_STAGING}/tests /tests
+if [ -n "$1" ]; then cd "$1" || exit 97; fi
+bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1 </dev/null
+echo $? > {VERIFIER_DIR}/exit-code
+for f in reward.txt reward.json; do
+  if [ -e /logs/verifier/$f ]; then cp /logs/verifier/$f {VERIFIER_DIR}/$f; fi
+done
+"""

@@ -1,0 +1,77 @@
+"""tbflow's error taxonomy.
+
+Every failure tbflow can name has a type here, so that callers decide by type, never by matching
+message strings. Three families matter:
+
+* ``InputError``: the user gave something tbflow cannot use (a flag, a path, a task file). The CLI
+  exits 2 and nothing is written.
+* ``EnvironmentFailure``: the machinery around the agent failed (image build, container start,
+  archive transfer, Docker API). A trial that hits one is recorded ``invalid: environment``; these
+  are the only failures retries may repeat.
+* ``HarnessSetupError``: the harness could not be prepared for the task (e.g. oracle on a task
+  with no solution). The trial is recorded ``invalid: harness``.
+
+Agent and verifier outcomes (timeouts, exit codes, wrong answers, missing rewards) are *results*,
+not exceptions: they are recorded data that ``classify`` turns into a verdict.
+"""
+
+from __future__ import annotations
+
+
+class TbflowError(Exception):
+    """Base of every error tbflow raises on purpose."""
+
+
+class InputError(TbflowError):
+    """Bad user input. ``where`` names the flag, file or field at fault."""
+
+    def __init__(self, where: str, message: str) -> None:
+        self.where = where
+        self.message = message
+        super().__init__(f"{where}: {message}")
+
+
+class TaskFormatError(InputError):
+    """A task directory that is not a valid Terminal-Bench 2.x task.
+
+    ``where`` is the file (and field, when one is at fault), e.g.
+    ``examples/tasks/hello/task.toml [environment] memory_mb``.
+    """
+
+
+class DockerUnavailableError(TbflowError):
+    """No Docker engine answers. The message says what to start; no stack trace is shown."""
+
+
+class HarnessSetupError(TbflowError):
+    """The harness cannot run on this task (bad adapter config, missing solution, ...)."""
+
+
+class EnvironmentFailure(TbflowError):
+    """The environment around the agent failed; the trial is invalid: environment.
+
+    ``stage`` is the trial stage it happened in; ``evidence`` a path (relative to the job dir)
+    of the log that shows it, when there is one.
+    """
+
+    def __init__(self, stage: str, message: str, evidence: str | None = None) -> None:
+        self.stage = stage
+        self.message = message
+        self.evidence = evidence
+        super().__init__(f"{stage}: {message}")
+
+
+class ImageBuildError(EnvironmentFailure):
+    """``docker build`` failed or ran past ``[environment] build_timeout_sec``."""
+
+
+class ContainerError(EnvironmentFailure):
+    """The trial container could not be created, started, or it vanished."""
+
+
+class TransferError(EnvironmentFailure):
+    """Moving files into or out of the container failed."""
+
+
+class UnsafeArchiveError(TransferError):
+    """An archive from the container holds a member that would land outside its directory."""

@@ -1,0 +1,146 @@
+"""Pydantic models of a Terminal-Bench 2.x task (``task.toml`` and the files around it).
+
+Both schema markers are accepted: TB 2.0's ``version = "1.0"`` and TB 2.1's
+``schema_version = "1.1"``. Parsing is lenient about keys tbflow does not use (free-form
+``[metadata]``, newer Harbor keys) but strict about values it must honour: a wrong type, a
+negative timeout or a GPU request is an error that names the file and the field, because running a
+task under other limits than it asks for would make its score meaningless.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_LENIENT = ConfigDict(extra="allow")
+
+
+class TaskInfo(BaseModel):
+    """TB 2.1 ``[task]``: registry identity."""
+
+    model_config = _LENIENT
+    name: str | None = None
+    description: str | None = None
+    keywords: list[str] = Field(default_factory=list)
+
+
+class AgentConfig(BaseModel):
+    model_config = _LENIENT
+    timeout_sec: float = Field(default=600.0, gt=0)
+
+
+class VerifierConfig(BaseModel):
+    model_config = _LENIENT
+    timeout_sec: float = Field(default=600.0, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    user: str | None = None
+
+
+class SolutionConfig(BaseModel):
+    model_config = _LENIENT
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
+_MB_PER_UNIT = {"": 1 / (1024 * 1024), "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def _size_to_mb(value: str) -> int:
+    """``"2G"`` → 2048. Legacy ``memory``/``storage`` keys use this form."""
+    m = _SIZE.match(value)
+    if not m:
+        raise ValueError(f"not a size like '2G' or '512M': {value!r}")
+    return int(float(m.group(1)) * _MB_PER_UNIT[m.group(2).upper()])
+
+
+class EnvironmentConfig(BaseModel):
+    model_config = _LENIENT
+    build_timeout_sec: float = Field(default=600.0, gt=0)
+    docker_image: str | None = None
+    cpus: float | None = Field(default=None, gt=0)
+    memory_mb: int | None = Field(default=None, gt=0)
+    storage_mb: int | None = Field(default=None, gt=0)
+    gpus: int = Field(default=0, ge=0)
+    allow_internet: bool = True
+    workdir: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_sizes(cls, data: Any) -> Any:
+        """Map the deprecated ``memory = "2G"`` / ``storage = "10G"`` aliases."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for legacy, field in (("memory", "memory_mb"), ("storage", "storage_mb")):
+                if legacy in data and field not in data:
+                    raw = data.pop(legacy)
+                    data[field] = _size_to_mb(raw) if isinstance(raw, str) else raw
+        return data
+
+    @field_validator("gpus")
+    @classmethod
+    def _no_gpus(cls, v: int) -> int:
+        if v > 0:
+            raise ValueError("tbflow runs tasks on CPU only; a task asking for GPUs cannot be honoured")
+        return v
+
+    @field_validator("workdir")
+    @classmethod
+    def _absolute_workdir(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith("/"):
+            raise ValueError(f"must be an absolute path, got {v!r}")
+        return v
+
+
+class TaskConfig(BaseModel):
+    """The whole ``task.toml``."""
+
+    model_config = _LENIENT
+    schema_version: str = "1.0"
+    task: TaskInfo | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    verifier: VerifierConfig = Field(default_factory=VerifierConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    solution: SolutionConfig = Field(default_factory=SolutionConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_marker(cls, data: Any) -> Any:
+        """TB 2.0 writes ``version``; 2.1 and newer Harbor write ``schema_version``."""
+        if isinstance(data, dict) and "schema_version" not in data and "version" in data:
+            data = dict(data)
+            data["schema_version"] = str(data.pop("version"))
+        return data
+
+    @model_validator(mode="after")
+    def _no_multi_step(self) -> "TaskConfig":
+        extra = self.model_extra or {}
+        if "steps" in extra:
+            raise ValueError("multi-step tasks ('steps') are not supported by tbflow")
+        return self
+
+
+class Task(BaseModel):
+    """A loaded task directory: its config plus what tbflow needs from the files."""
+
+    name: str
+    path: Path
+    config: TaskConfig
+    instruction: str
+    has_solution: bool
+
+    @property
+    def environment_dir(self) -> Path:
+        return self.path / "environment"
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.path / "tests"
+
+    @property
+    def solution_dir(self) -> Path:
+        return self.path / "solution"
