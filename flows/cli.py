@@ -71,10 +71,15 @@ def _run_job(config) -> None:
     configure_embedded_prefect()
     from flows.job_flow import job_flow, plan
 
-    try:
-        plan(config)  # fail fast on bad input, before Prefect starts
+    from tasks_lib.docker_client import preflight
+
+    try:  # fail fast on bad input and a missing engine, before Prefect starts
+        plan(config)
+        preflight()
     except InputError as exc:
         fail(exc.where, exc.message)
+    except DockerUnavailableError as exc:
+        fail("docker", str(exc))
     listener = RichProgress()
     progress.set_listener(listener)
     try:

@@ -120,7 +120,8 @@ SNAPEOF
 """
 
 # $1 workdir. Empties /logs/verifier, moves the staged tests to /tests, runs test.sh, then
-# snapshots the reward files so a later change to them can be detected.
+# snapshots the reward files so a later change to them can be detected. ``exit-code`` is written
+# last: its presence means the snapshot is complete.
 VERIFIER_WRAPPER = rf"""
 echo $$ > {VERIFIER_SID_FILE}
 rm -rf /logs/verifier /tests {VERIFIER_DIR}
@@ -129,8 +130,9 @@ chmod 777 /logs/verifier
 mv {TESTS_STAGING}/tests /tests
 if [ -n "$1" ]; then cd "$1" || exit 97; fi
 bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1 </dev/null
-echo $? > {VERIFIER_DIR}/exit-code
+rc=$?
 for f in reward.txt reward.json; do
   if [ -e /logs/verifier/$f ]; then cp /logs/verifier/$f {VERIFIER_DIR}/$f; fi
 done
+echo $rc > {VERIFIER_DIR}/exit-code
 """

@@ -9,66 +9,22 @@ views. Two targets with different HTML support:
   element, so a ``<details>`` would show as an empty toggle followed by the table. It therefore
   gets ``collapsible=False``: the same content under plain headings.
 
-Every piece of record text (task names, reasons, paths) goes through ``md``/``code``: HTML-escaped,
-Markdown-escaped, control characters made visible, newlines flattened, so a log line such as
-``<details>`` or ``| x |`` cannot break the page.
+Record text is escaped by the shared filters in ``tasks_lib.md_format``.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from datetime import datetime
 from functools import lru_cache
 
 import jinja2
-from markupsafe import escape as html_escape
 
 from .results_model import HarnessSummary, Results, TaskResult, TrialResult
-from .text_clean import clean_text, shorten
+from .templating import make_environment, render
+from .text_clean import shorten
 
 FOLD_OVER = 20
 REASON_CHARS = 300
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
-
-
-def md(value: object, limit: int | None = None) -> str:
-    """Record text made inert for a Markdown table cell or paragraph."""
-    text = clean_text(str(value))
-    text = re.sub(r"\s*[\r\n]+\s*", " ↵ ", text.strip())
-    if limit:
-        text = shorten(text, limit)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
-
-def code(value: object) -> str:
-    """A path as an inline code span (pipes escaped for tables), or plain escaped text."""
-    text = clean_text(str(value))
-    if "`" in text or "\n" in text or "\r" in text:
-        return md(text)
-    return "`" + text.replace("|", "\\|") + "`"
-
-
-def html(value: object) -> str:
-    """Text for inside an HTML element such as ``<summary>``."""
-    return str(html_escape(clean_text(str(value))))
-
-
-def num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def seconds(value: float) -> str:
-    """A duration for people: ``42.0s``, ``3m 05s``, ``2h 07m``."""
-    value = float(value)
-    if value < 60:
-        return f"{value:.1f}s"
-    minutes, secs = divmod(int(round(value)), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def timeouts(values: list[float]) -> str:
@@ -79,11 +35,8 @@ def timeouts(values: list[float]) -> str:
     return f"{values[0]:g}–{values[-1]:g}s (varies by task)"
 
 
-def when(value: datetime | None) -> str:
-    return "not finished" if value is None else value.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def tokens(value: int | None, summary: HarnessSummary) -> str:
+    """Token count; "—" for a reference harness (no model), "unknown" when none was reported."""
     if value is None:
         return "—" if summary.harness_kind == "reference" else "unknown"
     partial = summary.usage_trials < summary.trials
@@ -114,7 +67,7 @@ def cell(c) -> str:  # noqa: ANN001  (AttemptCell)
 
 
 def headline(s: HarnessSummary) -> str:
-    """One sentence per harness for the top of the report."""
+    """One sentence per harness for the top of the report (numbers only; names are escaped by the caller)."""
     invalid = _invalid_words(s)
     if s.trials == 0:
         return "no trial recorded"
@@ -142,17 +95,18 @@ def invalid_trials(results: Results) -> list[TrialResult]:
 
 
 def invalid_causes(trials: list[TrialResult], top: int = 8) -> list[tuple[str, int]]:
-    """The most common causes (kind and stage, the reason's text up to the first colon)."""
+    """The most common causes: kind and stage (the reason up to its first colon)."""
     def cause(t: TrialResult) -> str:
         v = t.record.validity
-        stage = (v.reason or "").split(":", 1)[0] if v.reason and ":" in v.reason else (v.reason or "")
+        reason = v.reason or ""
+        stage = reason.split(":", 1)[0] if ":" in reason else reason
         return f"{v.kind or 'invalid'} · {shorten(stage, 60)}"
 
     return Counter(cause(t) for t in trials).most_common(top)
 
 
 def task_groups(results: Results) -> list[tuple[HarnessSummary, list[TaskResult], str]]:
-    """Per harness: its task rows and a one-line digest for the fold's summary."""
+    """Per harness: its task rows and a one-line digest for the section's summary."""
     out = []
     for s in results.summaries:
         rows = [r for r in results.tasks if r.harness == s.harness]
@@ -167,36 +121,22 @@ def task_groups(results: Results) -> list[tuple[HarnessSummary, list[TaskResult]
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("flows", "templates"),
-        autoescape=False,  # Markdown, not HTML: escaping is explicit through the filters below
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(md=md, code=code, html=html, num=num, seconds=seconds, timeouts=timeouts,
-                       when=when, cell=cell, cost=cost, tokens=tokens, headline=headline)
-    return env
-
-
-def render_template(name: str, **context: object) -> str:
-    text = _environment().get_template(name).render(**context)
-    return re.sub(r"\n{3,}", "\n\n", text)
+    return make_environment({"timeouts": timeouts, "cell": cell, "cost": cost, "tokens": tokens,
+                             "headline": headline})
 
 
 def render_markdown(results: Results, collapsible: bool = True) -> str:
     """The report as Markdown; ``collapsible=False`` for renderers without ``<details>``."""
     bad = invalid_trials(results)
-    kinds_shown = [k for k in ("interrupted", "unknown")
+    extra_kinds = [k for k in ("interrupted", "unknown")
                    if any(getattr(s.invalid_by_kind, k) for s in results.summaries)]
-    return render_template(
-        "report.md.j2",
+    return render(
+        _environment(), "report.md.j2",
         r=results,
         job=results.job,
         invalid=bad,
         causes=invalid_causes(bad) if len(bad) > 5 else [],
-        extra_kinds=kinds_shown,
+        extra_kinds=extra_kinds,
         ks=sorted({p.k for s in results.summaries for p in s.pass_at_k}),
         groups=task_groups(results),
         fold=lambda n: collapsible and n > FOLD_OVER,

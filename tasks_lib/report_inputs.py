@@ -101,7 +101,8 @@ def log_tail(job_dir: Path | None, rel_path: str | None, lines: int = TAIL_LINES
     except OSError:
         return []
     text = data.decode("utf-8", errors="replace")
-    out = [shorten(clean_text(line.rstrip()), TAIL_LINE_CHARS) for line in text.splitlines()]
+    # split on "\n" only: str.splitlines() also breaks at \x0b, \x0c, \x1c-\x1e, which are log content
+    out = [shorten(clean_text(line.rstrip()), TAIL_LINE_CHARS) for line in text.split("\n")]
     if size > _TAIL_BYTES and out:
         out = out[1:]  # the first line is probably cut in the middle
     while out and not out[-1].strip():

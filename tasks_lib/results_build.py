@@ -14,8 +14,19 @@ from pathlib import Path
 
 from .records import JobRecord, TrialRecord
 from .report_inputs import job_relative, load_job, log_tail, trial_dir_rel
-from .results_model import (AttemptCell, HarnessInfo, HarnessSummary, Interval, InvalidCounts, JobInfo,
-                            PassAtK, Results, TaskResult, TrialResult, UnreadableRecord)
+from .results_model import (
+    AttemptCell,
+    HarnessInfo,
+    HarnessSummary,
+    Interval,
+    InvalidCounts,
+    JobInfo,
+    PassAtK,
+    Results,
+    TaskResult,
+    TrialResult,
+    UnreadableRecord,
+)
 from .stats import mean_interval, mean_pass_at_k
 
 

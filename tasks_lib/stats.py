@@ -87,7 +87,7 @@ def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None =
 def _clustered_variance(values: Sequence[float], clusters: Sequence[Hashable], mean: float) -> float | None:
     """Cluster-robust variance of the mean (CR1); equals s^2/n with one value per cluster."""
     sums: dict[Hashable, float] = {}
-    for v, c in zip(values, clusters):
+    for v, c in zip(values, clusters, strict=True):
         sums[c] = sums.get(c, 0.0) + (v - mean)
     g, n = len(sums), len(values)
     if g < 2:
@@ -102,7 +102,9 @@ def wilson(p: float, n: float, confidence: float = CONFIDENCE) -> tuple[float, f
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if p <= 0 else max(0.0, centre - half)  # exact bounds at the edges, no rounding residue
+    high = 1.0 if p >= 1 else min(1.0, centre + half)
+    return low, high
 
 
 def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:

@@ -1,0 +1,71 @@
+"""Shared fixtures: a real Docker engine, the offline base image, Prefect in local mode.
+
+Tests that need Docker fail (not skip) when it is missing: ``scripts/test.sh`` installs and
+starts everything first, so a missing engine is a real problem to see.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
+
+configure_embedded_prefect()
+
+BASE_IMAGE = "tbflow/base:bookworm"
+
+
+@pytest.fixture(scope="session")
+def docker_ready():
+    from tasks_lib.docker_client import get_client, preflight
+
+    preflight()
+    get_client().images.get(BASE_IMAGE)  # raises ImageNotFound with a clear name
+    return get_client()
+
+
+@pytest.fixture(scope="session")
+def prefect_local():
+    """One temporary Prefect database and local server for the whole session."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture
+def run_job(docker_ready, prefect_local, tmp_path):
+    """Run the real job flow on a dataset and return its ``JobResult``."""
+    from flows.job_config import JobConfig
+    from flows.job_flow import job_flow
+
+    def _run(dataset: Path, **kw):
+        kw.setdefault("jobs_dir", str(tmp_path / "jobs"))
+        kw.setdefault("job_name", "job")
+        return job_flow(config=JobConfig(dataset=str(dataset), **kw))
+
+    return _run
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_containers(request):
+    """Every test must leave no tbflow trial container behind."""
+    yield
+    if "docker_ready" not in request.fixturenames and "run_job" not in request.fixturenames:
+        return
+    from tasks_lib.docker_client import LABEL_TRIAL, get_client
+
+    left = get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
+    names = [c.name for c in left]
+    for c in left:
+        c.remove(force=True)
+    assert not names, f"trial containers left behind: {names}"

@@ -1,0 +1,59 @@
+"""Writes small Terminal-Bench 2.x task directories for tests.
+
+Each test states only what its task does differently (the solution, the verifier, a limit);
+everything else is a minimal valid task on the offline base image with networking off.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+DEFAULT_DOCKERFILE = "FROM tbflow/base:bookworm\nWORKDIR /app\n"
+REWARD_FROM_EXIT = textwrap.dedent("""\
+    #!/bin/bash
+    if {check}; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+""")
+
+
+def make_task(root: Path, name: str, *, solve: str = "true\n", test_sh: str | None = None,
+              check: str = "true", dockerfile: str = DEFAULT_DOCKERFILE, env_files: dict[str, str] | None = None,
+              agent_timeout: float = 60, verifier_timeout: float = 60, extra_toml: str = "",
+              instruction: str = "Do the task.\n") -> Path:
+    """Create ``root/name`` and return its path.
+
+    ``check`` is a shell condition the default ``test.sh`` turns into reward 1/0; ``test_sh``
+    replaces the whole verifier script.
+    """
+    d = root / name
+    (d / "environment").mkdir(parents=True)
+    (d / "tests").mkdir()
+    (d / "solution").mkdir()
+    (d / "task.toml").write_text(textwrap.dedent(f"""\
+        version = "1.0"
+
+        [agent]
+        timeout_sec = {agent_timeout}
+
+        [verifier]
+        timeout_sec = {verifier_timeout}
+
+        [environment]
+        build_timeout_sec = 300
+        allow_internet = false
+        """) + extra_toml)
+    (d / "instruction.md").write_text(instruction)
+    (d / "environment" / "Dockerfile").write_text(dockerfile)
+    for rel, text in (env_files or {}).items():
+        (d / "environment" / rel).write_text(text)
+    (d / "solution" / "solve.sh").write_text("#!/bin/bash\n" + solve)
+    (d / "tests" / "test.sh").write_text(test_sh if test_sh is not None else REWARD_FROM_EXIT.format(check=check))
+    return d
+
+
+def record_of(result, task: str, harness: str = "oracle", attempt: int = 1):
+    """The trial record of ``task`` in a ``JobResult``."""
+    for r in result.records:
+        if (r.spec.task_name, r.spec.harness, r.spec.attempt) == (task, harness, attempt):
+            return r
+    raise AssertionError(f"no record for {task}/{harness}/{attempt}; have {[r.trial_id for r in result.records]}")

@@ -1,0 +1,48 @@
+"""The validity rules of DESIGN.md §3, one case each."""
+
+from tasks_lib.classify import classify
+from tasks_lib.records import AgentOutcome, StageError, Usage, VerifierOutcome
+
+
+def agent(tokens=0, timed_out=False, exit_code=0):
+    return AgentOutcome(exit_code=exit_code, timed_out=timed_out, timeout_sec=10, duration_sec=1,
+                        usage=Usage(input_tokens=tokens, output_tokens=0) if tokens else None,
+                        stdout_log="agent/x.jsonl", stderr_log="agent/x.stderr.log")
+
+
+def verifier(reward=1.0, **kw):
+    return VerifierOutcome(timeout_sec=10, duration_sec=1, reward=reward, stdout_log="verifier/test-stdout.txt", **kw)
+
+
+def test_environment_error_wins():
+    err = StageError(stage="build-image", kind="environment", message="boom", evidence="build.log")
+    v = classify("reference", err, None, None)
+    assert (v.status, v.kind, v.evidence) == ("invalid", "environment", "build.log")
+
+
+def test_reference_harness_that_ran_is_scored_even_after_timeout():
+    v = classify("reference", None, agent(timed_out=True, exit_code=None), verifier(0.0))
+    assert (v.status, v.reward) == ("scored", 0.0)
+
+
+def test_model_harness_with_zero_tokens_is_invalid_harness_even_with_exit_0():
+    v = classify("model", None, agent(tokens=0, exit_code=0), verifier(1.0))
+    assert (v.status, v.kind) == ("invalid", "harness")
+    assert "never reached the model" in v.reason and v.evidence == "agent/x.stderr.log"
+
+
+def test_model_harness_with_tokens_is_scored_despite_crash_or_timeout():
+    assert classify("model", None, agent(tokens=5, exit_code=1), verifier(0.0)).status == "scored"
+    assert classify("model", None, agent(tokens=5, timed_out=True, exit_code=None), verifier(1.0)).reward == 1.0
+
+
+def test_verifier_problems_are_invalid_verifier():
+    assert classify("reference", None, agent(), verifier(None, problem="no reward")).kind == "verifier"
+    assert classify("reference", None, agent(), verifier(None, timed_out=True)).kind == "verifier"
+    t = classify("reference", None, agent(), verifier(1.0, tampered=True, problem="reward.txt changed"))
+    assert (t.status, t.kind) == ("invalid", "verifier")
+
+
+def test_harness_setup_error_is_invalid_harness():
+    err = StageError(stage="prepare-harness", kind="harness", message="no solution")
+    assert classify("reference", err, None, None).kind == "harness"
