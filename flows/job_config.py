@@ -9,6 +9,7 @@ Prefect UI shows.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -33,6 +34,15 @@ class JobConfig(BaseModel):
     n_tasks: int | None = Field(default=None, ge=1, description="Run only the first N tasks (by name).")
     jobs_dir: str = Field(default="jobs", description="Where job directories are written.")
     job_name: str | None = Field(default=None, description="Job directory name; default: a timestamp.")
+    timeout_multiplier: float = Field(default=1.0, gt=0, le=100,
+                                      description="Multiplies every task's agent and verifier timeout.")
+    env_retries: int = Field(default=2, ge=0, le=10,
+                             description="Retries of a trial after an environment failure (build, container, "
+                                         "Docker API); agent and verifier outcomes are never retried.")
+    rerun_invalid: Literal["all", "harness", "environment", "verifier"] | None = Field(
+        default=None, description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")
+    force_new: bool = Field(default=False, description="If the job exists with another identity, start a new "
+                                                       "job directory instead of refusing.")
 
     @field_validator("harnesses")
     @classmethod

@@ -1,9 +1,11 @@
-"""The job flow: tasks × harnesses × attempts → trials, run with bounded concurrency.
+"""The job flow: tasks × harnesses × attempts → trials, run with bounded concurrency, then the
+report flow.
 
-Everything a user can get wrong is checked before the job directory is created (config, dataset,
-Docker), so bad input writes nothing. Trials that already have a record in the job directory are
-kept and not run again. On Ctrl-C or a Prefect cancellation the flow raises the stop flag, removes
-the job's containers by label, and lets the interrupted trials end without records.
+Everything a user can get wrong is checked by ``plan`` before the job directory is written.
+Recorded trials are kept and not run again (no container is started for them); with
+``rerun_invalid`` the chosen invalid trials are moved into ``attempts/`` history first. On
+Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and removes the job's
+containers by label; interrupted trials end without records, so a resume runs them again.
 """
 
 from __future__ import annotations
@@ -16,104 +18,80 @@ from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows import __version__
 from flows.job_config import JobConfig
+from flows.job_plan import JobPlan, plan
+from flows.job_result import JobResult, job_record, result_of
 from flows.progress import get_listener
-from flows.trial_flow import run_trial
-from harnesses.registry import get_harness
+from flows.report_flow import report_flow
+from flows.trial_flow import trial_task_for
 from tasks_lib import interrupts
 from tasks_lib.docker_client import preflight
-from tasks_lib.errors import InputError
 from tasks_lib.job_store import JobStore
-from tasks_lib.records import JobRecord, TaskProblemRecord, TrialRecord, TrialSpec
+from tasks_lib.records import TrialRecord, TrialSpec
 from tasks_lib.sandbox import remove_job_containers
-from tasks_lib.task_loader import Dataset, load_dataset
 
 
-class JobResult(JobRecord):
-    """What the job flow returns: the job record plus its trial records."""
-
-    job_dir: str
-    records: list[TrialRecord]
-    unfinished: list[str]
-
-
-def default_job_name() -> str:
-    return datetime.now().strftime("%Y-%m-%d__%H-%M-%S")
-
-
-def plan(config: JobConfig) -> tuple[Dataset, Path]:
-    """Validate everything that can be wrong before anything is written."""
-    dataset = load_dataset(Path(config.dataset), config.include, config.exclude, config.n_tasks)
-    if not dataset.tasks:
-        first = dataset.problems[0]
-        raise InputError(first.where, f"no runnable task: {first.message}")
-    job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
-    if job_dir.exists() and not (job_dir / "job.json").is_file():
-        raise InputError("--job-name", f"{job_dir} exists and is not a tbflow job directory")
-    return dataset, job_dir
+def _cleanup_hook(flow_, flow_run, state) -> None:
+    """On cancellation or crash (run in the runner/worker process): remove this job's containers."""
+    try:
+        cfg = JobConfig.model_validate(flow_run.parameters.get("config"))
+        if cfg.job_name:
+            job = JobStore(Path(cfg.jobs_dir) / cfg.job_name).read_job()
+            remove_job_containers(job.job_id)
+    except Exception:  # noqa: BLE001 - a hook must never raise; the next run cleans up by label
+        pass
 
 
-def trial_specs(job_id: str, dataset: Dataset, config: JobConfig) -> list[TrialSpec]:
-    return [
-        TrialSpec(job_id=job_id, trial_id=f"{t.name}.{h}.{a}", task_name=t.name, task_path=str(t.path),
-                  harness=h, attempt=a, model=config.model)
-        for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)
-    ]
-
-
-@flow(name="tbflow-job", log_prints=False)
+@flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_hook], on_crashed=[_cleanup_hook])
 def job_flow(config: JobConfig) -> JobResult:
     logger = get_run_logger()
-    dataset, job_dir = plan(config)
+    p = plan(config, uuid.uuid4().hex[:12])
     preflight()
-    store = JobStore(job_dir)
-    previous = store.read_job() if store.job_file.exists() else None
-    job_id = previous.job_id if previous else uuid.uuid4().hex[:12]
-    specs = trial_specs(job_id, dataset, config)
-    record = JobRecord(
-        job_id=job_id, job_name=job_dir.name, dataset=str(dataset.root), config=config.model_dump(mode="json"),
-        tbflow_version=__version__, harness_versions={h: get_harness(h).version for h in config.harnesses},
-        started_at=previous.started_at if previous else datetime.now(timezone.utc),
-        trial_ids=[s.trial_id for s in specs],
-        task_problems=[TaskProblemRecord(**p.model_dump()) for p in dataset.problems],
-    )
+    store = JobStore(p.job_dir)
+    record = job_record(p)
     store.write_job(record)
-    remove_job_containers(job_id)
-    done = {s.trial_id: r for s in specs if (r := store.read_trial(s.trial_id)) is not None}
-    todo = [s for s in specs if s.trial_id not in done]
+    remove_job_containers(p.job_id)  # leftovers of a crashed earlier run of this job
+    for tid in p.rerun:
+        store.archive_trial(tid)
+        p.recorded.pop(tid, None)
+    todo = p.todo
     listener = get_listener(logger)
-    listener.job_started(str(job_dir), len(specs), len(done))
-    for p in dataset.problems:
-        logger.warning("task %s not run: %s: %s", p.name, p.where, p.message)
-    unfinished = _run_trials(todo, str(job_dir), config.concurrency, done, len(specs), listener, job_id)
-    record.ended_at = datetime.now(timezone.utc)
-    store.write_job(record)
-    listener.job_finished()
-    records = [done[s.trial_id] for s in specs if s.trial_id in done]
-    return JobResult(**record.model_dump(), job_dir=str(job_dir), records=records, unfinished=unfinished)
-
-
-def _run_trials(todo: list[TrialSpec], job_dir: str, concurrency: int, done: dict[str, TrialRecord],
-                total: int, listener, job_id: str) -> list[str]:
-    interrupts.clear()
+    listener.job_started(str(p.job_dir), len(p.specs), len(p.specs) - len(todo))
+    for pr in p.dataset.problems:
+        logger.warning("task %s not run: %s: %s", pr.name, pr.where, pr.message)
     unfinished: list[str] = []
     try:
-        with ThreadPoolTaskRunner(max_workers=concurrency) as runner:
-            futures = {runner.submit(run_trial, {"spec": s, "job_dir": job_dir}): s for s in todo}
+        unfinished = _run_trials(todo, p, listener)
+        record.ended_at = datetime.now(timezone.utc)
+        store.write_job(record)
+    finally:
+        listener.job_finished()
+        if not interrupts.stopping():
+            report_flow(str(p.job_dir))
+    return result_of(p, record, unfinished)
+
+
+def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
+    interrupts.clear()
+    unfinished: list[str] = []
+    trial = trial_task_for(p.job_dir, p.config.env_retries)
+    total = len(p.specs)
+    try:
+        with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
+            futures = {runner.submit(trial, {"spec": s, "job_dir": str(p.job_dir)}): s for s in todo}
             for fut in as_completed(list(futures)):
                 spec = futures[fut]
                 outcome = fut.result(raise_on_failure=False)
                 if isinstance(outcome, TrialRecord):
-                    done[spec.trial_id] = outcome
-                    listener.trial_finished(outcome, len(done), total)
+                    p.recorded[spec.trial_id] = outcome
+                    listener.trial_finished(outcome, len(p.recorded), total)
                 else:
                     unfinished.append(spec.trial_id)
                     listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
     except BaseException:
-        # Ctrl-C / TerminationSignal reach only this thread: stop the trial threads and remove
-        # their containers, so nothing of this job keeps running after we are gone.
+        # Ctrl-C / SIGTERM / TerminationSignal reach only this thread: stop the trial threads and
+        # remove their containers, so nothing of this job keeps running after we are gone.
         interrupts.request_stop()
-        remove_job_containers(job_id)
+        remove_job_containers(p.job_id)
         raise
     return unfinished

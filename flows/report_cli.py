@@ -17,7 +17,9 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from typer.core import TyperCommand
+
+from flows.cli_options import normalize_optional_value as _normalize
+from flows.cli_options import optional_value_command
 
 from tasks_lib.errors import InputError
 from tasks_lib.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
@@ -42,29 +44,10 @@ class DiffFormat(str, Enum):
 
 def normalize_optional_value(args: list[str], flag: str = FLAG) -> list[str]:
     """Give a bare ``flag`` the value ``any`` unless the next word is a threshold."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            out.extend(args[i:])
-            break
-        if arg == flag:
-            nxt = args[i + 1] if i + 1 < len(args) else None
-            if nxt is not None and looks_like_threshold(nxt):
-                out.append(f"{flag}={nxt}")
-                i += 2
-                continue
-            out.append(f"{flag}=any")
-        else:
-            out.append(arg)
-        i += 1
-    return out
+    return _normalize(args, flag, "any", looks_like_threshold)
 
 
-class _OptionalValueCommand(TyperCommand):
-    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 (click's signature)
-        return super().parse_args(ctx, normalize_optional_value(list(args)))
+_OptionalValueCommand = optional_value_command(FLAG, "any", looks_like_threshold)
 
 
 def _input_error(exc: InputError) -> typer.Exit:

@@ -2,13 +2,25 @@
 run-verifier → classify, each a Prefect task, run inline inside one ``trial`` task.
 
 One thread holds one trial (the topology measured fastest in research/prefect-notes.md §5).
-The container is removed in ``finally``, whatever happened. A trial writes its record only when
-it finished; if the job is stopping (Ctrl-C, cancellation) it raises ``Interrupted`` and leaves
-no record, so a resume runs it again.
+
+Caching (research/prefect-notes.md §3, §8): every cached stage has an explicit key
+``<job id>/<trial id>/<stage>-<job identity>-g<generation>-v<STAGE_KEY_VERSION>`` — never
+Prefect's INPUTS policy, which collides across tasks, nor its default, which includes the run id.
+prepare-harness and build-image commit eagerly, so a crash later in the trial does not redo
+them; run-agent → kill-process-groups → run-verifier commit only with the trial (the verifier needs
+the agent's container, so that chain is all-or-nothing). A cached build whose image was pruned is
+a miss. classify is never cached, so fixes to the rules apply on resume.
+
+Retries: an ``EnvironmentFailure`` re-raises while ``--env-retries`` remain and Prefect re-runs
+the trial (its ``retry_condition_fn`` accepts only that type); the last try is recorded as
+invalid: environment with every try's error. Agent and verifier outcomes are data and are never
+retried. The container is removed in ``finally``; a trial interrupted by a stopping job raises
+``Interrupted`` and leaves no record.
 """
 
 from __future__ import annotations
 
+import json
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +29,9 @@ import requests
 from docker.errors import DockerException
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.context import TaskRunContext
+from prefect.tasks import exponential_backoff
+from prefect.transactions import CommitMode, transaction
 
 from harnesses.base import PreparedHarness
 from harnesses.registry import get_harness
@@ -24,75 +39,114 @@ from tasks_lib import interrupts
 from tasks_lib.agent_stage import AgentStageResult, run_agent
 from tasks_lib.classify import classify
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
-from tasks_lib.images import ensure_image
+from tasks_lib.images import ensure_image, image_present
 from tasks_lib.job_store import JobStore
 from tasks_lib.process_groups import kill_process_groups
-from tasks_lib.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec,
-                               Validity, VerifierOutcome)
-from tasks_lib.sandbox import Sandbox, container_name, _remove_by_name
+from tasks_lib.records import (ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
+                               VerifierOutcome)
+from tasks_lib.sandbox import Sandbox, remove_trial_container
 from tasks_lib.task_loader import load_task
 from tasks_lib.task_model import Task
 from tasks_lib.verifier_stage import run_verifier
 
-_STAGE = dict(cache_policy=NO_CACHE, persist_result=False)
+STAGE_KEY_VERSION = 1
+_NO_CACHE = dict(cache_policy=NO_CACHE, persist_result=False)
 
 
-@task(name="prepare-harness", **_STAGE)
-def prepare_harness(harness_name: str, task_: Task) -> PreparedHarness:
-    return get_harness(harness_name).prepare(task_)
+def stage_key(stage: str):
+    """A cache-key function for ``stage``; a trial's spec must be its ``spec`` parameter."""
+
+    def key(ctx: TaskRunContext, params: dict) -> str | None:
+        spec: TrialSpec = params["spec"]
+        return (f"{spec.job_id}/{spec.trial_id}/{stage}-{spec.identity_digest[:16]}-g{spec.generation}"
+                f"-v{STAGE_KEY_VERSION}")
+
+    return key
 
 
-@task(name="build-image", **_STAGE)
-def build_image(task_: Task, trial_dir: Path) -> ImageOutcome:
+def _build_key(ctx: TaskRunContext, params: dict) -> str | None:
+    """Like ``stage_key``, but a miss when the image is gone (Prefect cannot see a pruned image)."""
+    return stage_key("build-image")(ctx, params) if image_present(params["task_"]) else None
+
+
+def _prepare_key(ctx: TaskRunContext, params: dict) -> str | None:
+    return stage_key("prepare-harness")(ctx, params)
+
+
+@task(name="prepare-harness")
+def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
+    return get_harness(spec.harness).prepare(task_)
+
+
+@task(name="build-image")
+def build_image(spec: TrialSpec, task_: Task, trial_dir: Path) -> ImageOutcome:
     return ensure_image(task_, trial_dir / "build.log", "build.log")
 
 
-@task(name="run-agent", **_STAGE)
+@task(name="run-agent")
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
     sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id)
     return run_agent(sandbox, task_, get_harness(spec.harness), prepared, trial_dir,
-                     task_.config.agent.timeout_sec)
+                     task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
 
-@task(name="kill-process-groups", **_STAGE)
+@task(name="kill-process-groups")
 def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
-    sandbox = Sandbox(container_name(spec.job_id, spec.trial_id), container_name(spec.job_id, spec.trial_id))
-    return kill_process_groups(sandbox, agent.outcome, agent.killed_at_deadline)
+    return kill_process_groups(Sandbox.attach(spec.job_id, spec.trial_id), agent.outcome, agent.killed_at_deadline)
 
 
-@task(name="run-verifier", **_STAGE)
+@task(name="run-verifier")
 def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierOutcome:
     interrupts.check()
-    sandbox = Sandbox(container_name(spec.job_id, spec.trial_id), container_name(spec.job_id, spec.trial_id))
-    return run_verifier(sandbox, task_, trial_dir, task_.config.verifier.timeout_sec)
+    return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
+                        task_.config.verifier.timeout_sec * spec.timeout_multiplier)
 
 
-@task(name="classify", **_STAGE)
-def classify_stage(kind: str, error: StageError | None, agent: AgentOutcome | None,
+@task(name="classify", **_NO_CACHE)
+def classify_stage(kind: str, error: StageError | None, agent: AgentStageResult | None,
                    verifier: VerifierOutcome | None) -> Validity:
-    return classify(kind, error, agent, verifier)  # type: ignore[arg-type]
+    return classify(kind, error, agent.outcome if agent else None, verifier)  # type: ignore[arg-type]
 
 
-@task(name="trial", task_run_name="{spec.trial_id}", **_STAGE)
+def _retry_environment_only(task_, task_run, state) -> bool:
+    """Prefect retries a trial only for environment failures, never for anything else."""
+    try:
+        exc = state.result(raise_on_failure=False)
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(exc, EnvironmentFailure)
+
+
+class EnvironmentRetry(EnvironmentFailure):
+    """Raised to make Prefect retry the trial; carries the failure it retries."""
+
+
+@task(name="trial", task_run_name="{spec.trial_id}", **_NO_CACHE)
 def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     store = JobStore(Path(job_dir))
+    ctx = TaskRunContext.get()
+    run_count = ctx.task_run.run_count if ctx else 1
+    retries_left = (ctx.task.retries if ctx else 0) - (run_count - 1)
+    retry_log = store.job_dir / ".retries" / f"{spec.trial_id}.json"
+    if run_count <= 1:
+        retry_log.unlink(missing_ok=True)
     trial_dir = store.reset_trial_dir(spec.trial_id)
     harness = get_harness(spec.harness)
     started = datetime.now(timezone.utc)
-    image: ImageOutcome | None = None
-    agent: AgentStageResult | None = None
-    kill: KillOutcome | None = None
-    verifier: VerifierOutcome | None = None
-    error: StageError | None = None
+    image = agent = kill = verifier = error = None
+    storage = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
         task_ = load_task(Path(spec.task_path))
-        prepared = prepare_harness(spec.harness, task_)
-        image = build_image(task_, trial_dir)
-        agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)
-        kill = kill_stage(spec, agent)
-        verifier = run_verifier_stage(spec, task_, trial_dir)
+        with transaction(commit_mode=CommitMode.EAGER):
+            prepared = prepare_harness.with_options(cache_key_fn=_prepare_key, **storage)(spec, task_)
+            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir)
+        agent = run_agent_stage.with_options(cache_key_fn=stage_key("run-agent"), **storage)(
+            spec, task_, prepared, image.tag, trial_dir)
+        kill = kill_stage.with_options(cache_key_fn=stage_key("kill-process-groups"), **storage)(spec, agent)
+        verifier = run_verifier_stage.with_options(cache_key_fn=stage_key("run-verifier"), **storage)(
+            spec, task_, trial_dir)
     except interrupts.Interrupted:
         raise
     except HarnessSetupError as exc:
@@ -106,20 +160,30 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         error = StageError(stage="tbflow", kind="environment", evidence="error.txt",
                            message=f"internal error {type(exc).__name__}: {exc}")
     finally:
-        try:
-            _remove_by_name(container_name(spec.job_id, spec.trial_id))
-        except EnvironmentFailure:
-            pass  # the job-level cleanup removes it by label
+        remove_trial_container(spec.job_id, spec.trial_id)
     interrupts.check()
-    if error is not None and interrupts.stopping():
-        raise interrupts.Interrupted("the job is stopping")
-    validity = classify_stage(harness.kind, error, agent.outcome if agent else None, verifier)
+    earlier = json.loads(retry_log.read_text()) if retry_log.is_file() else []
+    if error is not None and error.kind == "environment" and error.stage != "tbflow" and retries_left > 0:
+        retry_log.parent.mkdir(exist_ok=True)
+        retry_log.write_text(json.dumps(earlier + [f"{error.stage}: {error.message}"]))
+        raise EnvironmentRetry(error.stage, f"retrying after: {error.message}", error.evidence)
+    validity = classify_stage(harness.kind, error, agent, verifier)
+    if earlier and error is not None:
+        validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
     ended = datetime.now(timezone.utc)
     record = TrialRecord(
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
         image=image, error=error, agent=agent.outcome if agent else None, kill=kill, verifier=verifier,
-        validity=validity,
+        validity=validity, previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,
     )
     store.write_trial(record)
+    retry_log.unlink(missing_ok=True)
     return record
+
+
+def trial_task_for(job_dir: Path, env_retries: int):
+    """The trial task configured with this job's retry policy for environment failures."""
+    return run_trial.with_options(retries=env_retries, retry_condition_fn=_retry_environment_only,
+                                  retry_delay_seconds=exponential_backoff(backoff_factor=1),
+                                  retry_jitter_factor=0.5)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from tasks_lib.records import HarnessKind, Usage
@@ -43,6 +45,26 @@ class AgentCommand(BaseModel):
     user: str | None = None
 
 
+WireApi = Literal["openai-responses", "openai-chat", "anthropic-messages"]
+
+
+class ModelAccess(BaseModel):
+    """How a model harness reaches the model from inside the container, for one trial.
+
+    ``base_url`` is the in-container loopback address of tbflow's relay to the host-side model
+    gateway (e.g. ``http://127.0.0.1:18080``, no path); the gateway routes by path
+    (``/v1/responses``, ``/v1/chat/completions``, ``/v1/messages``). ``token`` is a per-trial
+    token the gateway accepts only for this trial: it is the only credential the CLI ever sees.
+    ``model`` is the model id without the provider prefix; ``provider`` the prefix of
+    ``--model PROVIDER/MODEL``.
+    """
+
+    base_url: str
+    token: str
+    provider: str
+    model: str
+
+
 class PreparedHarness(BaseModel):
     """What prepare-harness produced on the host for one trial's harness."""
 
@@ -68,9 +90,15 @@ class Harness(ABC):
         Raise ``HarnessSetupError`` when it cannot (the trial becomes invalid: harness).
         """
 
+    #: the wire API a model harness speaks to the gateway (None for reference harnesses)
+    wire_api: WireApi | None = None
+
     @abstractmethod
-    def command(self, task: Task, prepared: PreparedHarness) -> AgentCommand:
-        """The command that runs the agent on the task's instruction."""
+    def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
+        """The command that runs the agent on the task's instruction.
+
+        ``access`` is None for reference harnesses and set for model harnesses.
+        """
 
     def parse_usage(self, agent_dir: Path) -> Usage | None:
         """Usage from the downloaded agent logs; None when the harness reports none."""

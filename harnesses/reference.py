@@ -6,7 +6,7 @@ has a broken environment, solution or verifier, whatever any real agent does on 
 
 from __future__ import annotations
 
-from harnesses.base import AgentCommand, Harness, PreparedHarness, Upload
+from harnesses.base import AgentCommand, Harness, ModelAccess, PreparedHarness, Upload
 from tasks_lib.errors import HarnessSetupError
 from tasks_lib.task_model import Task
 
@@ -26,7 +26,7 @@ class OracleHarness(Harness):
         return PreparedHarness(name=self.name, version=self.version, kind=self.kind,
                                uploads=[Upload(source=task.solution_dir, target="/solution")])
 
-    def command(self, task: Task, prepared: PreparedHarness) -> AgentCommand:
+    def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None = None) -> AgentCommand:
         env = {"DEBIAN_FRONTEND": "noninteractive", **task.config.solution.env}
         return AgentCommand(argv=["bash", "/solution/solve.sh"], env=env, stdout_name="oracle.txt")
 
@@ -41,5 +41,5 @@ class NopHarness(Harness):
     def prepare(self, task: Task) -> PreparedHarness:
         return PreparedHarness(name=self.name, version=self.version, kind=self.kind)
 
-    def command(self, task: Task, prepared: PreparedHarness) -> AgentCommand:
+    def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None = None) -> AgentCommand:
         return AgentCommand(argv=["true"], stdout_name="nop.txt")

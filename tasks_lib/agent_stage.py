@@ -28,7 +28,7 @@ class AgentStageResult(BaseModel):
 
 def run_agent(sandbox: Sandbox, task: Task, harness: Harness, prepared: PreparedHarness,
               trial_dir: Path, timeout_sec: float) -> AgentStageResult:
-    command = harness.command(task, prepared)
+    command = harness.command(task, prepared, None)
     sandbox.upload_dirs([(u.source, u.target) for u in prepared.uploads], STAGE, dirs=run_dir_layout())
     stdout_path = f"/logs/agent/{command.stdout_name}"
     stderr_path = f"/logs/agent/{command.stderr_name}" if command.stderr_name else None

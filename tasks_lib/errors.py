@@ -50,8 +50,8 @@ class HarnessSetupError(TbflowError):
 class EnvironmentFailure(TbflowError):
     """The environment around the agent failed; the trial is invalid: environment.
 
-    ``stage`` is the trial stage it happened in; ``evidence`` a path (relative to the job dir)
-    of the log that shows it, when there is one.
+    ``stage`` is the trial stage it happened in; ``evidence`` a path (relative to the trial
+    dir, like every path in a trial record) of the log that shows it, when there is one.
     """
 
     def __init__(self, stage: str, message: str, evidence: str | None = None) -> None:

@@ -67,6 +67,15 @@ def _tail(text: str, n: int = LOG_TAIL_LINES) -> str:
     return "\n".join(lines[-n:])
 
 
+def image_present(task: Task) -> bool:
+    """Whether the image ``ensure_image`` would return for ``task`` exists locally now."""
+    try:
+        tag = task.config.environment.docker_image
+        return (tag is not None and _exists(tag)) or _exists(image_tag(task))
+    except DockerException:
+        return False
+
+
 def ensure_image(task: Task, log_path: Path, log_rel: str) -> ImageOutcome:
     """Return an image for ``task``, building it if needed; raise ``ImageBuildError`` on failure.
 

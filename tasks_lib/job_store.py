@@ -7,6 +7,7 @@ Layout::
     JOB_DIR/trials/<trial_id>/build.log       when this trial built (or failed to build) its image
     JOB_DIR/trials/<trial_id>/agent/          agent logs downloaded from /logs/agent
     JOB_DIR/trials/<trial_id>/verifier/       verifier output downloaded from /logs/verifier
+    JOB_DIR/attempts/<trial_id>/<n>/          earlier tries of a trial re-run by --rerun-invalid
 
 Records are written to a temp file in the same directory and renamed, so a reader (or a resume
 after a crash) sees either the whole record or none.
@@ -81,6 +82,10 @@ class JobStore:
             return TrialRecord.model_validate_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        except (ValidationError, UnicodeDecodeError):
+            # Records are written atomically, so this is damage from outside; treat the trial
+            # as not finished (it runs again) rather than let one file stop the job.
+            return None
 
     def trial_records(self) -> list[TrialRecord]:
         """Every finished trial's record, sorted by trial id."""
@@ -93,6 +98,21 @@ class JobStore:
             if rec is not None:
                 records.append(rec)
         return records
+
+    def history_dir(self, trial_id: str) -> Path:
+        return self.job_dir / "attempts" / trial_id
+
+    def previous_tries(self, trial_id: str) -> int:
+        d = self.history_dir(trial_id)
+        return sum(1 for p in d.iterdir() if p.is_dir()) if d.is_dir() else 0
+
+    def archive_trial(self, trial_id: str) -> Path:
+        """Move a recorded trial into ``attempts/<trial_id>/<n>/`` so a re-run loses nothing."""
+        n = self.previous_tries(trial_id) + 1
+        dest = self.history_dir(trial_id) / str(n)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.trial_dir(trial_id), dest)
+        return dest
 
     def reset_trial_dir(self, trial_id: str) -> Path:
         """Empty the trial dir before a (re)run so no stale log is mistaken for this run's."""

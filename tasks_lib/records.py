@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .job_identity import JobIdentity
+
 RECORD_SCHEMA_VERSION = 1
 
 InvalidKind = Literal["harness", "environment", "verifier", "interrupted"]
@@ -115,6 +117,12 @@ class TrialSpec(BaseModel):
     harness: str
     attempt: int
     model: str | None = None
+    timeout_multiplier: float = 1.0
+    #: the job identity's digest; part of every stage's cache key
+    identity_digest: str = ""
+    #: bumped each time the trial is re-run after an invalid record (``--rerun-invalid``), so no
+    #: cached stage result of an earlier try is reused
+    generation: int = 0
 
 
 class TrialRecord(BaseModel):
@@ -133,6 +141,10 @@ class TrialRecord(BaseModel):
     kill: KillOutcome | None = None
     verifier: VerifierOutcome | None = None
     validity: Validity
+    #: earlier recorded tries of this trial, kept under ``attempts/<trial_id>/`` (``--rerun-invalid``)
+    previous_tries: int = 0
+    #: errors of environment failures that were retried within this run, oldest first
+    env_retry_errors: list[str] = Field(default_factory=list)
 
     @property
     def trial_id(self) -> str:
@@ -159,5 +171,8 @@ class JobRecord(BaseModel):
     harness_versions: dict[str, str]
     started_at: datetime
     ended_at: datetime | None = None
+    #: trial ids are ``<task>.<harness>.<attempt>`` (attempts count from 1)
     trial_ids: list[str] = Field(default_factory=list)
+    identity: JobIdentity | None = None
+    identity_digest: str | None = None
     task_problems: list[TaskProblemRecord] = Field(default_factory=list)

@@ -16,12 +16,14 @@ meaning); adding an optional field is compatible. Regenerate the committed schem
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .records import HarnessKind, InvalidKind, TaskProblemRecord, TrialRecord
+from .records import HarnessKind, InvalidKind, JobRecord, TaskProblemRecord, TrialRecord
 
 RESULTS_SCHEMA_VERSION = 1
 
@@ -114,8 +116,10 @@ class TrialResult(BaseModel):
     trial_dir: str = Field(description="Relative to the job directory.")
     evidence_path: str | None = Field(default=None, description="Invalid trials: the proving log, job-relative.")
     verifier_log: str | None = Field(default=None, description="Verifier output, job-relative.")
-    verifier_tail: list[str] = Field(default_factory=list, description="Last lines of the verifier output.")
-    evidence_tail: list[str] = Field(default_factory=list, description="Last lines of the evidence log.")
+    verifier_tail: list[str] = Field(default_factory=list,
+                                     description="Last lines of the verifier output; empty for passed trials.")
+    evidence_tail: list[str] = Field(default_factory=list,
+                                     description="Invalid trials: last lines of the evidence log.")
 
     @property
     def scored(self) -> bool:
@@ -191,15 +195,16 @@ def schema_text() -> str:
     return json.dumps(results_schema(), indent=2, sort_keys=True) + "\n"
 
 
-def build_results(job_record, trial_records, job_dir=None, unreadable=()) -> Results:  # noqa: ANN001
-    """Build the results document from the records (see ``tasks_lib.results_build``)."""
+def build_results(job_record: JobRecord, trial_records: Iterable[TrialRecord], job_dir: Path | None = None,
+                  unreadable: Sequence[tuple[str, str]] = ()) -> Results:
+    """Build the results document from the records (implemented in ``tasks_lib.results_build``)."""
     from .results_build import build_results as _build
 
     return _build(job_record, trial_records, job_dir=job_dir, unreadable=unreadable)
 
 
-def load_results(job_dir) -> Results:  # noqa: ANN001
-    """Read a job directory and build its results (InputError when it is not a job dir)."""
+def load_results(job_dir: Path) -> Results:
+    """Read a job directory and build its results (``InputError`` when it is not a job dir)."""
     from .results_build import load_results as _load
 
     return _load(job_dir)

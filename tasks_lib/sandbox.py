@@ -64,6 +64,12 @@ class Sandbox:
         self.name = name
 
     @classmethod
+    def attach(cls, job_id: str, trial_id: str) -> "Sandbox":
+        """The running container of a trial, addressed by its deterministic name."""
+        name = container_name(job_id, trial_id)
+        return cls(name, name)
+
+    @classmethod
     def start(cls, image: str, task: Task, job_id: str, trial_id: str) -> "Sandbox":
         env = task.config.environment
         client = get_client()
@@ -201,6 +207,14 @@ def _remove_by_name(name_or_id: str) -> None:
     except DockerException as exc:
         if "is already in progress" not in str(exc) and "No such container" not in str(exc):
             raise ContainerError("cleanup", f"could not remove container {name_or_id}: {exc}") from exc
+
+
+def remove_trial_container(job_id: str, trial_id: str) -> None:
+    """Remove a trial's container if it exists; a failure is left to the job-level cleanup."""
+    try:
+        _remove_by_name(container_name(job_id, trial_id))
+    except ContainerError:
+        pass
 
 
 def remove_job_containers(job_id: str) -> int:

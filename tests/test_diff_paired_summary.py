@@ -64,3 +64,18 @@ def test_harness_pairing_rules(tmp_path):
         diff_jobs(ra, rb, harness_b="codex")
     assert exc.value.where == "--harness-a"
     assert diff_jobs(ra, rb, harness_a="oracle").arms[0].harness_b == "codex"
+
+
+def test_long_diff_sections_fold(tmp_path):
+    a = [make_trial(f"t{i:03d}", "codex", reward=1.0) for i in range(30)]
+    b = [make_trial(f"t{i:03d}", "codex", reward=0.0, job_id="job-2") for i in range(30)]
+    ja = write_job_dir(tmp_path / "a", make_job(a, name="a"), a)
+    jb = write_job_dir(tmp_path / "b", make_job(b, name="b", job_id="job-2"), b)
+    d = diff_jobs(load_results(ja), load_results(jb))
+    folded = render_diff(d)
+    assert "<summary>30 tasks, largest difference first</summary>" in folded
+    assert "<summary>All 30 tasks</summary>" in folded
+    assert folded.count("<details>") == folded.count("</details>") == 2
+    flat = render_diff(d, collapsible=False)
+    assert "<details>" not in flat and "### All tasks (30)" in flat
+    assert sum(line.startswith("- t") for line in flat.splitlines()) == 30
