@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prefect import flow, get_run_logger
-from prefect.futures import as_completed
+import concurrent.futures
+
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_config import JobConfig
@@ -76,10 +77,10 @@ def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
     unfinished: list[str] = []
     trial = trial_task_for(p.job_dir, p.config.env_retries)
     total = len(p.specs)
-    try:
-        with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
+    with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
+        try:
             futures = {runner.submit(trial, {"spec": s, "job_dir": str(p.job_dir)}): s for s in todo}
-            for fut in as_completed(list(futures)):
+            for fut in _as_completed(list(futures)):
                 spec = futures[fut]
                 outcome = fut.result(raise_on_failure=False)
                 if isinstance(outcome, TrialRecord):
@@ -88,10 +89,26 @@ def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
                 else:
                     unfinished.append(spec.trial_id)
                     listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
-    except BaseException:
-        # Ctrl-C / SIGTERM / TerminationSignal reach only this thread: stop the trial threads and
-        # remove their containers, so nothing of this job keeps running after we are gone.
-        interrupts.request_stop()
-        remove_job_containers(p.job_id)
-        raise
+        except BaseException:
+            # Ctrl-C / SIGTERM / TerminationSignal reach only this thread. Stop the trial threads
+            # and remove their containers *before* the runner waits for those threads, so they
+            # end at once, unrecorded, and nothing of this job keeps running.
+            interrupts.request_stop()
+            remove_job_containers(p.job_id)
+            raise
     return unfinished
+
+
+def _as_completed(futures: list, poll_sec: float = 0.5):
+    """Yield Prefect futures as they finish, waking up every ``poll_sec``.
+
+    An untimed wait (as in ``prefect.futures.as_completed``) can hold off Ctrl-C until the next
+    trial finishes; a timed one lets the signal stop the job within ``poll_sec``.
+    """
+    by_wrapped = {f.wrapped_future: f for f in futures}
+    pending = set(by_wrapped)
+    while pending:
+        done, pending = concurrent.futures.wait(pending, timeout=poll_sec,
+                                                return_when=concurrent.futures.FIRST_COMPLETED)
+        for w in done:
+            yield by_wrapped[w]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -63,10 +64,10 @@ def read_valid(entry: Path, expect: dict[str, Any]) -> dict[str, Any] | None:
         return None
     for rel, size in files.items():
         try:
-            st = (entry / rel).lstat()
+            st = os.lstat(entry / rel)
         except OSError:
             return None
-        if not (entry / rel).is_file() or st.st_size != size:
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
             return None
     for rel, target in links.items():
         try:

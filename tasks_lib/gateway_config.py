@@ -25,7 +25,7 @@ import os
 import re
 from typing import Literal, Mapping
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 
 from .errors import InputError
 
@@ -75,9 +75,11 @@ class UpstreamConfig(BaseModel):
         def endpoint(url_var: str, default: str, key_var: str, auth: str, suffix: str) -> UpstreamEndpoint | None:
             if not (env.get(url_var) or env.get(key_var)):
                 return None
+            base = (env.get(url_var) or default).rstrip("/")
+            if suffix and base.endswith(suffix):  # a pasted OpenAI-style base: do not double the /v1
+                base = base[: -len(suffix)]
             try:
-                return UpstreamEndpoint(base_url=(env.get(url_var) or default).rstrip("/") + suffix,
-                                        api_key=env.get(key_var) or None, auth=auth)
+                return UpstreamEndpoint(base_url=base + suffix, api_key=env.get(key_var) or None, auth=auth)
             except ValueError as exc:
                 raise GatewayConfigError(url_var, str(exc).splitlines()[-1].strip()) from None
         timeout = env.get("TBFLOW_GATEWAY_READ_TIMEOUT_SEC")
@@ -88,7 +90,10 @@ class UpstreamConfig(BaseModel):
         openai = endpoint("TBFLOW_OPENAI_BASE_URL", "https://api.openai.com/v1", "OPENAI_API_KEY", "bearer", "")
         anthropic = endpoint("TBFLOW_ANTHROPIC_BASE_URL", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                              "x-api-key", "/v1")
-        return cls(openai=openai, anthropic=anthropic, **extra)
+        try:
+            return cls(openai=openai, anthropic=anthropic, **extra)
+        except ValidationError:
+            raise GatewayConfigError("TBFLOW_GATEWAY_READ_TIMEOUT_SEC", "must be a positive number of seconds") from None
 
     def endpoint(self, family: Family) -> UpstreamEndpoint | None:
         return self.openai if family == "openai" else self.anthropic

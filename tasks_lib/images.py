@@ -18,6 +18,7 @@ from pathlib import Path
 
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
+from . import interrupts
 from .docker_client import LABEL_ROOT, get_client
 from .errors import ImageBuildError
 from .records import ImageOutcome
@@ -148,12 +149,15 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
 
     worker = threading.Thread(target=consume, name=f"build-{tag}", daemon=True)
     worker.start()
-    worker.join(timeout)
+    deadline = time.monotonic() + timeout
+    while worker.is_alive() and time.monotonic() < deadline and not interrupts.stopping():
+        worker.join(min(0.5, max(0.0, deadline - time.monotonic())))
     if worker.is_alive():
         for stream in responses:
             close = getattr(stream, "close", None)
             if close:
                 close()
+        interrupts.check()
         with open(log_path, "a", encoding="utf-8") as log:
             log.write(f"\nERROR: build exceeded [environment] build_timeout_sec = {timeout:g}s\n")
         raise ImageBuildError("build-image", f"build exceeded its timeout of {timeout:g}s", log_rel)

@@ -14,7 +14,8 @@ every time. It follows research/agent-clis.md §6:
 * Failure injection by path prefix: ``/status/<code>/…`` answers that status in the API's error
   shape (the message echoes the presented key, as real providers echo a masked one: the worst
   case for leak tests); ``/hang/…`` never answers (until ``stop()``).
-* Every request is kept in ``requests`` and, with ``log_path``, written as a JSON line.
+* Every request is kept in ``requests`` and, with ``log_path``, written as a JSON line
+  (method, path with query, headers with lower-cased names, body, and the ``reply`` given).
 
 Loopback only. ``with MockModel(command="echo hi > /app/done.txt") as m: m.base_url``, or
 ``python tests/mock_model.py --port 8765`` by hand.
@@ -223,6 +224,7 @@ def error_body(status: int, anthropic: bool, message: str) -> dict:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else headers and body in two writes cost a 40 ms delayed ACK
     server: "_Server"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: requests are logged as JSON
@@ -243,7 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         entry = {"time": time.time(), "method": self.command, "path": self.path,
-                 "headers": dict(self.headers.items()), "body": body if body is not None else raw.decode("utf-8", "replace")}
+                 "headers": {k.lower(): v for k, v in self.headers.items()},
+                 "body": body if body is not None else raw.decode("utf-8", "replace")}
         anthropic = "/messages" in path
         status = STATUS_PREFIX.match(path)
         if path == "/hang" or path.startswith("/hang/"):
@@ -255,7 +258,8 @@ class _Handler(BaseHTTPRequestHandler):
             code = int(status.group(1))
             key = self.headers.get("x-api-key") or self.headers.get("Authorization", "").removeprefix("Bearer ")
             mock.record(dict(entry, reply=f"status:{code}"))
-            return self._json(code, error_body(code, anthropic, f"Mock error {code}. Incorrect API key provided: {key}"))
+            message = f"Mock error {code}. Incorrect API key provided: {key}"
+            return self._json(code, error_body(code, anthropic, message))
         route = path[path.find("/v1/") + 3:] if "/v1/" in path else None
         if self.command == "GET" and route == "/models":
             mock.record(dict(entry, reply="models"))
@@ -343,7 +347,7 @@ class MockModel:
         self._server = _Server(("127.0.0.1", self.port), _Handler)
         self._server.mock = self
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="mock-model", daemon=True)
         self._thread.start()
         return self

@@ -1,0 +1,84 @@
+"""Harness versions are exact: a range or a tag would let two runs compare different agents.
+
+Refusals are typed (``VersionPinError``, a ``HarnessSetupError``: the trial is invalid: harness)
+and name both the harness and the value, so the user sees which pin is wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harnesses.claude_code import ClaudeCodeHarness
+from harnesses.codex import CodexHarness
+from harnesses.npm_bundle import NpmPackage, PackageFetchError, VersionPinError, check_exact_version
+from harnesses.opencode import OpencodeHarness
+from harnesses.pi import PiHarness
+from tasks_lib.errors import HarnessSetupError
+
+HARNESSES = [CodexHarness, OpencodeHarness, PiHarness, ClaudeCodeHarness]
+REFUSED = ["latest", "next", "^1.2", "^1.2.3", "~1", "~1.2.3", "1.x", "1.2.x", "*", ">=1", ">=1.0.0 <2", "1.2",
+           "1", "v1.2.3", "=1.2.3", "01.2.3", "1.02.3", "1.2.3 ", " 1.2.3", "1.2.3\n", "1.2.3+build.5",
+           "1.2.3-", "1.2.3-01", "1.2.3 || 2.0.0", "", "1.2.3-beta..1"]
+ACCEPTED = ["1.2.3", "0.0.0", "10.20.30", "1.2.3-beta.1", "1.2.3-rc.0", "0.169.0-linux-x64", "2.1.332", "1.0.0-alpha-a.b-c"]
+
+
+@pytest.mark.parametrize("value", REFUSED)
+def test_ranges_tags_and_sloppy_versions_are_refused(value):
+    with pytest.raises(VersionPinError) as err:
+        check_exact_version("codex", value)
+    assert isinstance(err.value, HarnessSetupError)
+    assert err.value.harness == "codex" and err.value.value == value
+    assert "harness codex" in str(err.value) and repr(value) in str(err.value)
+
+
+@pytest.mark.parametrize("value", ACCEPTED)
+def test_exact_semver_is_accepted(value):
+    assert check_exact_version("codex", value) == value
+
+
+def test_build_metadata_refusal_says_why():
+    with pytest.raises(VersionPinError, match="build metadata is ignored by npm"):
+        check_exact_version("pi", "0.73.1+local")
+
+
+@pytest.mark.parametrize("cls", HARNESSES, ids=lambda c: c.name)
+@pytest.mark.parametrize("value", ["latest", "^0.1.0", "1.x"])
+def test_each_harness_refuses_a_non_exact_version_naming_itself(cls, value):
+    with pytest.raises(VersionPinError) as err:
+        cls(version=value)
+    assert err.value.harness == cls.name and err.value.value == value
+    assert cls.name in str(err.value)
+
+
+@pytest.mark.parametrize("cls, version", [(CodexHarness, "0.169.0"), (OpencodeHarness, "1.18.33"),
+                                          (PiHarness, "0.73.1"), (ClaudeCodeHarness, "2.1.332")],
+                         ids=lambda x: getattr(x, "name", x))
+def test_pinned_versions_are_exact_and_the_default(cls, version):
+    h = cls()
+    assert h.version == version == cls.version
+    assert h.uses_pinned_version and h.kind == "model"
+    assert check_exact_version(cls.name, h.version) == version
+
+
+def test_another_exact_version_drops_the_pinned_integrity():
+    """The class pins integrity for its own version only; any other version is resolved, and recorded."""
+    pinned = CodexHarness().platform_package()
+    other = CodexHarness(version="0.170.0").platform_package()
+    assert pinned.integrity and pinned.integrity.startswith("sha512-")
+    assert (other.name, other.version, other.integrity) == ("@openai/codex", "0.170.0-linux-x64", None)
+    assert PiHarness(version="0.73.2").package().integrity is None
+
+
+def test_npm_package_validates_version_name_and_integrity():
+    with pytest.raises(VersionPinError) as err:
+        NpmPackage("is-number", "^7.0.0", harness="probe")
+    assert err.value.harness == "probe" and err.value.value == "^7.0.0"
+    with pytest.raises(VersionPinError, match="harness is-number"):
+        NpmPackage("is-number", "latest")
+    for bad_name in ["--registry=x", "../etc", "Is-Number", "@scope", "a b"]:
+        with pytest.raises(PackageFetchError, match="not a valid npm package name"):
+            NpmPackage(bad_name, "1.0.0")
+    for bad_sri in ["sha1-abc", "sha512-short", "md5-" + "a" * 24]:
+        with pytest.raises(PackageFetchError):
+            NpmPackage("is-number", "7.0.0", integrity=bad_sri)
+    assert NpmPackage("@openai/codex", "0.169.0-linux-x64").spec == "@openai/codex@0.169.0-linux-x64"

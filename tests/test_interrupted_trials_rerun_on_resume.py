@@ -1,0 +1,87 @@
+"""A job stopped mid-trial (SIGINT like Ctrl-C, SIGTERM like a Prefect cancellation or a
+worker shutdown) at each stage leaves no record for the interrupted trial and no container of the
+job; resume re-runs exactly that trial and keeps the finished one (no container for it)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from task_factory import make_task, record_of
+
+from tasks_lib.docker_client import LABEL_JOB, LABEL_TRIAL
+
+ROOT = Path(__file__).resolve().parents[1]
+SLOW = "b-slow.oracle.1"
+
+
+def _container(client, trial_id):
+    found = client.containers.list(filters={"label": f"{LABEL_TRIAL}={trial_id}"})
+    return found[0] if found else None
+
+
+def _in_container(client, path):
+    c = _container(client, SLOW)
+    return c is not None and c.exec_run(["test", "-e", path]).exit_code == 0
+
+
+STAGES = {
+    # stage: (task overrides, condition that says the stage is running)
+    "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 6\n"),
+              lambda c, trial_dir: (trial_dir / "build.log").exists()),
+    "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
+              lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/agent-1.sid")),
+    "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
+                 lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.sid")),
+    "download": (dict(test_sh="#!/bin/bash\nhead -c 300000000 /dev/zero > /logs/verifier/big.bin\n"
+                              "echo 1 > /logs/verifier/reward.txt\n"),
+                 lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier/exit-code")),
+}
+
+
+@pytest.mark.parametrize("stage, sig", [("build", signal.SIGINT), ("agent", signal.SIGINT),
+                                        ("verifier", signal.SIGINT), ("download", signal.SIGINT),
+                                        ("agent", signal.SIGTERM)])
+def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, sig):
+    ds = tmp_path / "ds"
+    make_task(ds, "a-quick")
+    overrides, running = STAGES[stage]
+    overrides = {k: v.format(nonce=uuid.uuid4().hex) if isinstance(v, str) else v for k, v in overrides.items()}
+    make_task(ds, "b-slow", **overrides)
+    jobs = tmp_path / "jobs"
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(ds), "--jobs-dir", str(jobs),
+                             "--job-name", "j"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    trial_dir = jobs / "j" / "trials" / SLOW
+    try:
+        deadline = time.monotonic() + 120
+        while not (running(docker_ready, trial_dir) and (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").exists()):
+            assert proc.poll() is None, proc.stdout.read()
+            assert time.monotonic() < deadline, f"stage {stage} never started"
+            time.sleep(0.1)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (130, 143, -sig), out
+    job_id = json.loads((jobs / "j" / "job.json").read_text())["job_id"]
+    assert docker_ready.containers.list(all=True, filters={"label": f"{LABEL_JOB}={job_id}"}) == []
+    assert not (trial_dir / "trial.json").exists(), "an interrupted trial must leave no record"
+    quick_record = (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").read_text()
+
+    since = time.time() - 0.5
+    result = run_job(ds, job_name="j")
+    rec = record_of(result, "b-slow")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity
+    assert (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").read_text() == quick_record
+    created = docker_ready.events(since=since, until=time.time() + 1, decode=True,
+                                  filters={"type": "container", "event": "create", "label": f"{LABEL_JOB}={job_id}"})
+    trials = [e["Actor"]["Attributes"].get(LABEL_TRIAL) for e in created]
+    assert trials == [SLOW]
