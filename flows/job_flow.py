@@ -20,7 +20,7 @@ import concurrent.futures
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_config import JobConfig
-from flows.job_plan import JobPlan, plan
+from flows.job_plan import JobPlan, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
 from flows.progress import get_listener
 from flows.report_flow import report_flow
@@ -28,6 +28,7 @@ from flows.trial_flow import trial_task_for
 from tasks_lib import interrupts
 from tasks_lib.docker_client import preflight
 from tasks_lib.job_store import JobStore
+from tasks_lib.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.records import TrialRecord, TrialSpec
 from tasks_lib.sandbox import remove_job_containers
 
@@ -39,6 +40,7 @@ def _cleanup_hook(flow_, flow_run, state) -> None:
         if cfg.job_name:
             job = JobStore(Path(cfg.jobs_dir) / cfg.job_name).read_job()
             remove_job_containers(job.job_id)
+            stop_job_gateway(job.job_id)
     except Exception:  # noqa: BLE001 - a hook must never raise; the next run cleans up by label
         pass
 
@@ -61,11 +63,15 @@ def job_flow(config: JobConfig) -> JobResult:
     for pr in p.dataset.problems:
         logger.warning("task %s not run: %s: %s", pr.name, pr.where, pr.message)
     unfinished: list[str] = []
+    model_apis = p.model_wire_apis()
     try:
+        if model_apis and todo:
+            start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
         unfinished = _run_trials(todo, p, listener)
         record.ended_at = datetime.now(timezone.utc)
         store.write_job(record)
     finally:
+        stop_job_gateway(p.job_id)
         listener.job_finished()
         if not interrupts.stopping():
             report_flow(str(p.job_dir))

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
 from tasks_lib.errors import InputError
+from tasks_lib.gateway_config import UpstreamConfig
 from tasks_lib.job_identity import JobIdentity, compute_identity, identity_changes
 from tasks_lib.job_store import JobStore
 from tasks_lib.records import JobRecord, TrialRecord, TrialSpec
@@ -39,6 +40,11 @@ class JobPlan(BaseModel):
     def job_id(self) -> str:
         return self.specs[0].job_id if self.specs else ""
 
+    def model_wire_apis(self) -> list[str]:
+        """The wire APIs the job's model harnesses speak (empty for reference harnesses only)."""
+        apis = {get_harness(h).wire_api for h in self.config.harnesses if get_harness(h).kind == "model"}
+        return sorted(a for a in apis if a)
+
     @property
     def todo(self) -> list[TrialSpec]:
         return [s for s in self.specs if s.trial_id not in self.recorded or s.trial_id in self.rerun]
@@ -58,6 +64,14 @@ def _fresh_dir(job_dir: Path) -> Path:
     return candidate
 
 
+def upstream_for(wire_apis: list[str]) -> UpstreamConfig:
+    """The gateway's upstream config from the environment, checked to serve every ``wire_apis``."""
+    upstream = UpstreamConfig.from_env()
+    for api in wire_apis:
+        upstream.require(api)
+    return upstream
+
+
 def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     dataset = load_dataset(Path(config.dataset), config.include, config.exclude, config.n_tasks)
     if not dataset.tasks:
@@ -65,6 +79,11 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         raise InputError(first.where, f"no runnable task: {first.message}")
     harnesses = {h: get_harness(h) for h in config.harnesses}
     identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses)
+    model_harnesses = [h for h, obj in harnesses.items() if obj.kind == "model"]
+    if model_harnesses:
+        if not config.model or "/" not in config.model:
+            raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
+        upstream_for(sorted({harnesses[h].wire_api for h in model_harnesses if harnesses[h].wire_api}))
     job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
     previous: JobRecord | None = None
     if job_dir.exists():

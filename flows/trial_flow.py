@@ -6,8 +6,8 @@ One thread holds one trial (the topology measured fastest in research/prefect-no
 Caching (research/prefect-notes.md §3, §8): every cached stage has an explicit key
 ``<job id>/<trial id>/<stage>-<job identity>-g<generation>-v<STAGE_KEY_VERSION>`` — never
 Prefect's INPUTS policy, which collides across tasks, nor its default, which includes the run id.
-prepare-harness and build-image commit eagerly, so a crash later in the trial does not redo
-them; run-agent → kill-process-groups → run-verifier commit only with the trial (the verifier needs
+build-image commits eagerly, so a crash later in the trial does not redo it (prepare-harness
+keeps its result in the harness bundle cache on disk instead); run-agent → kill-process-groups → run-verifier commit only with the trial (the verifier needs
 the agent's container, so that chain is all-or-nothing). A cached build whose image was pruned is
 a miss. classify is never cached, so fixes to the rules apply on resume.
 
@@ -41,6 +41,7 @@ from tasks_lib.classify import classify
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
 from tasks_lib.images import ensure_image, image_present
 from tasks_lib.job_store import JobStore
+from tasks_lib.model_link import gateway_mounts
 from tasks_lib.process_groups import kill_process_groups
 from tasks_lib.records import (ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
                                VerifierOutcome)
@@ -69,12 +70,12 @@ def _build_key(ctx: TaskRunContext, params: dict) -> str | None:
     return stage_key("build-image")(ctx, params) if image_present(params["task_"]) else None
 
 
-def _prepare_key(ctx: TaskRunContext, params: dict) -> str | None:
-    return stage_key("prepare-harness")(ctx, params)
-
-
-@task(name="prepare-harness")
+@task(name="prepare-harness", **_NO_CACHE)
 def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
+    """Not cached by Prefect on purpose: its durable result is the harness bundle cache on disk
+    (content-addressed, written atomically, so committed the moment it is built), and a Prefect
+    record could only point into that cache and go stale when the cache is pruned. A hit there
+    costs at most ~0.7 s (pi's 19.6k files are re-checked)."""
     return get_harness(spec.harness).prepare(task_)
 
 
@@ -87,8 +88,10 @@ def build_image(spec: TrialSpec, task_: Task, trial_dir: Path) -> ImageOutcome:
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
-    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id)
-    return run_agent(sandbox, task_, get_harness(spec.harness), prepared, trial_dir,
+    harness = get_harness(spec.harness)
+    mounts = gateway_mounts(spec.job_id) if harness.kind == "model" else None
+    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id, mounts=mounts)
+    return run_agent(sandbox, spec, task_, harness, prepared, trial_dir,
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
 
@@ -135,12 +138,12 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     trial_dir = store.reset_trial_dir(spec.trial_id)
     harness = get_harness(spec.harness)
     started = datetime.now(timezone.utc)
-    image = agent = kill = verifier = error = None
+    image = agent = kill = verifier = error = prepared = None
     storage = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
         task_ = load_task(Path(spec.task_path))
         with transaction(commit_mode=CommitMode.EAGER):
-            prepared = prepare_harness.with_options(cache_key_fn=_prepare_key, **storage)(spec, task_)
+            prepared = prepare_harness(spec, task_)
             image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir)
         agent = run_agent_stage.with_options(cache_key_fn=stage_key("run-agent"), **storage)(
             spec, task_, prepared, image.tag, trial_dir)
@@ -173,6 +176,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     ended = datetime.now(timezone.utc)
     record = TrialRecord(
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
+        harness_provenance=[p.model_dump(mode="json") for p in getattr(prepared, "provenance", [])],
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
         image=image, error=error, agent=agent.outcome if agent else None, kill=kill, verifier=verifier,
         validity=validity, previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,

@@ -103,3 +103,7 @@ class Harness(ABC):
     def parse_usage(self, agent_dir: Path) -> Usage | None:
         """Usage from the downloaded agent logs; None when the harness reports none."""
         return None
+
+    def error_line(self, agent_dir: Path) -> str | None:
+        """The harness's own error message from its logs (e.g. its 401 line), if any."""
+        return None

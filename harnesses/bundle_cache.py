@@ -109,6 +109,7 @@ def build_atomically(final: Path, expect: dict[str, Any],
         extra = build(tmp)
         manifest = {**extra, **expect, **inventory(tmp)}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        tmp.chmod(0o755)  # mkdtemp made it 0700; bundles are read by the container's agent user
         try:
             os.rename(tmp, final)
         except OSError:

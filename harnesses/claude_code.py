@@ -38,8 +38,7 @@ class ClaudeCodeHarness(NativeCliHarness):
         return f"@anthropic-ai/claude-code-linux-{arch}", self.version
 
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
-        if access is None:
-            raise ValueError("claude-code is a model harness and needs ModelAccess")
+        access = self.require_access(access)
         argv = [f"{self.target}/bin/claude", "-p", "--output-format", "stream-json", "--verbose",
                 "--dangerously-skip-permissions", "--model", access.model, "--", task.instruction]
         env = {

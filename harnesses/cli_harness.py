@@ -32,7 +32,8 @@ from typing import Callable
 
 from pydantic import Field
 
-from harnesses.base import Harness, PreparedHarness, Upload
+from harnesses.base import Harness, ModelAccess, PreparedHarness, Upload
+from tasks_lib.errors import HarnessSetupError
 from tasks_lib.records import Usage
 from tasks_lib.task_model import Task
 
@@ -162,6 +163,11 @@ class CliHarness(Harness):
         return PreparedCliHarness(name=self.name, version=self.version, kind=self.kind,
                                   uploads=[Upload(source=bundle, target=self.target)], provenance=prov)
 
+    def require_access(self, access: ModelAccess | None) -> ModelAccess:
+        if access is None:
+            raise HarnessSetupError(f"harness {self.name} is a model harness: its command needs ModelAccess")
+        return access
+
     @abstractmethod
     def bundle(self) -> tuple[Path, list[BundleProvenance]]:
         """Build (or find cached) the host directory uploaded to ``target``, and its provenance."""
@@ -204,7 +210,8 @@ class NativeCliHarness(CliHarness):
         try:
             name, version = self.platform_package_name(machine)
         except KeyError:
-            raise UnsupportedPlatformError(f"harness {self.name}: no platform package for machine {machine!r}") from None
+            raise UnsupportedPlatformError(
+                f"harness {self.name}: no platform package for machine {machine!r}") from None
         integrity = self.platform_integrity.get(machine) if self.uses_pinned_version else None
         return NpmPackage(name, version, integrity=integrity, harness=self.name)
 

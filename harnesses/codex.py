@@ -10,6 +10,11 @@ All provider config goes on the command line as ``-c key=value`` (TOML values), 
 Quirks (research/agent-clis.md §3.1): the Responses wire API is the only one codex speaks, its
 base URL ends in ``/v1`` and it appends ``/responses``; analytics must be off or an exit-time
 post stalls offline; with the endpoint down it never exits, so the runner's deadline matters.
+
+``CODEX_HOME`` lives under ``/tmp/tbflow-codex``, so codex prints "could not create PATH aliases
+… under temporary dir" on stderr and does not prepend its helper-alias dir (``apply_patch``
+shims) to the PATH of the commands it runs: the agent's commands see the image's PATH exactly.
+codex still applies patches itself (its ``apply_patch`` tool, and shell calls it intercepts).
 """
 
 from __future__ import annotations
@@ -64,8 +69,7 @@ class CodexHarness(NativeCliHarness):
         }
 
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
-        if access is None:
-            raise ValueError("codex is a model harness and needs ModelAccess")
+        access = self.require_access(access)
         home = f"{self.state_dir}/home"
         argv = [f"{self.target}/bin/codex", "exec", "--json", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox"]

@@ -84,8 +84,7 @@ class OpencodeHarness(NativeCliHarness):
         return {f"XDG_{kind}_HOME": f"{self.state_dir}/{kind.lower()}" for kind in ("CONFIG", "DATA", "CACHE", "STATE")}
 
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
-        if access is None:
-            raise ValueError("opencode is a model harness and needs ModelAccess")
+        access = self.require_access(access)
         argv = [f"{self.target}/bin/opencode", "run", "--format", "json", "--auto",
                 "-m", f"{PROVIDER_ID}/{access.model}", "--", task.instruction]
         env = {

@@ -127,11 +127,10 @@ class PiHarness(CliHarness):
                         "contextWindow": CONTEXT_TOKENS, "maxTokens": OUTPUT_TOKENS}]}}})
 
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
-        if access is None:
-            raise ValueError("pi is a model harness and needs ModelAccess")
+        access = self.require_access(access)
         agent_dir = f"{self.state_dir}/agent"
         argv = [f"{self.target}/node/bin/node", f"{self.target}/{CLI_JS}", "-p", "--mode", "json",
                 "--provider", PROVIDER_ID, "--model", access.model, "--no-session", prompt_arg(task.instruction)]
         env = {"PI_CODING_AGENT_DIR": agent_dir, "PI_OFFLINE": "1", "PI_TELEMETRY": "0", TOKEN_ENV: access.token}
-        return AgentCommand(argv=sh_prelude([agent_dir], [(f"{agent_dir}/models.json", self.models_json(access))], argv),
-                            env=env, stdout_name=self.stdout_name, stderr_name=self.stderr_name)
+        argv = sh_prelude([agent_dir], [(f"{agent_dir}/models.json", self.models_json(access))], argv)
+        return AgentCommand(argv=argv, env=env, stdout_name=self.stdout_name, stderr_name=self.stderr_name)

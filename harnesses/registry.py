@@ -7,9 +7,14 @@ from tasks_lib.errors import InputError
 
 
 def _factories() -> dict[str, type[Harness]]:
+    from harnesses.claude_code import ClaudeCodeHarness
+    from harnesses.codex import CodexHarness
+    from harnesses.opencode import OpencodeHarness
+    from harnesses.pi import PiHarness
     from harnesses.reference import NopHarness, OracleHarness
 
-    return {"oracle": OracleHarness, "nop": NopHarness}
+    return {"oracle": OracleHarness, "nop": NopHarness, "codex": CodexHarness,
+            "opencode": OpencodeHarness, "pi": PiHarness, "claude-code": ClaudeCodeHarness}
 
 
 def known_harnesses() -> list[str]:

@@ -188,7 +188,7 @@ def claude_usage(log: Path) -> Usage | None:
     if result is None or not isinstance(result.get("usage"), dict):
         return None
     u = result["usage"]
-    inp = _int(u.get("input_tokens")) + _int(u.get("cache_creation_input_tokens")) + _int(u.get("cache_read_input_tokens"))
+    inp = sum(_int(u.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
     guessed = any(_dict(m).get("costBasis") == "unknown" for m in _dict(result.get("modelUsage")).values())
     cost = None if guessed else _cost(_num(result.get("total_cost_usd")))
     return Usage(input_tokens=inp, output_tokens=_int(u.get("output_tokens")), cost_usd=cost)

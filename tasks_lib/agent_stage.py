@@ -3,7 +3,8 @@
 The agent runs as a detached exec in its own session (see ``container_scripts``). At the
 deadline its sessions and their descendants are killed *inside the container* — killing a local
 ``docker exec`` client would leave them running — and the outcome is recorded as a timeout, which
-is data for ``classify``, not an exception.
+is data for ``classify``, not an exception. A model harness gets its link to the model opened
+just before it starts and closed as soon as it ends (``model_link``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from harnesses.base import Harness, PreparedHarness
+from .archives import bundle_tar
 from .container_scripts import AGENT_SID_GLOB, RUN_DIR
-from .records import AgentOutcome, ProcessInfo
+from .gateway_usage import GatewayUsage
+from .model_link import close_link, open_link
+from .records import AgentOutcome, ProcessInfo, TrialSpec, Usage
 from .sandbox import Sandbox, run_dir_layout
 from .task_model import Task
 
@@ -26,30 +30,69 @@ class AgentStageResult(BaseModel):
     killed_at_deadline: list[ProcessInfo] = Field(default_factory=list)
 
 
-def run_agent(sandbox: Sandbox, task: Task, harness: Harness, prepared: PreparedHarness,
+def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, prepared: PreparedHarness,
               trial_dir: Path, timeout_sec: float) -> AgentStageResult:
-    command = harness.command(task, prepared, None)
-    sandbox.upload_dirs([(u.source, u.target) for u in prepared.uploads], STAGE, dirs=run_dir_layout())
-    stdout_path = f"/logs/agent/{command.stdout_name}"
-    stderr_path = f"/logs/agent/{command.stderr_name}" if command.stderr_name else None
+    small = [(u.source, u.target) for u in prepared.uploads if not u.target.startswith("/opt/tbflow/")]
+    sandbox.upload_dirs(small, STAGE, dirs=run_dir_layout())
+    for u in prepared.uploads:
+        if u.target.startswith("/opt/tbflow/"):  # an immutable harness bundle: its tar is reused
+            sandbox.upload_tar(bundle_tar(u.source, u.target), u.target, STAGE)
+    access = open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "") if harness.kind == "model" else None
+    gateway: GatewayUsage | None = None
     killed: list[ProcessInfo] = []
+    try:
+        command = harness.command(task, prepared, access)
+        stdout_path = f"/logs/agent/{command.stdout_name}"
+        stderr_path = f"/logs/agent/{command.stderr_name}" if command.stderr_name else None
 
-    def stop_agent() -> None:
-        k, _ = sandbox.processes(STAGE, [AGENT_SID_GLOB])
-        killed.extend(k)
+        def stop_agent() -> None:
+            k, _ = sandbox.processes(STAGE, [AGENT_SID_GLOB])
+            killed.extend(k)
 
-    exec_id = sandbox.run_agent_command(command.argv, f"{RUN_DIR}/agent-1.sid", stdout_path, stderr_path, STAGE,
-                                        user=command.user, env=command.env, workdir=None)
-    result = sandbox.wait(exec_id, timeout_sec, STAGE, on_deadline=stop_agent)
+        exec_id = sandbox.run_agent_command(command.argv, f"{RUN_DIR}/agent-1.sid", stdout_path, stderr_path, STAGE,
+                                            user=command.user, env=command.env, workdir=None)
+        result = sandbox.wait(exec_id, timeout_sec, STAGE, on_deadline=stop_agent)
+    finally:
+        if access is not None:
+            gateway = close_link(sandbox, spec.job_id, spec.trial_id)
     sandbox.download("/logs/agent", trial_dir, STAGE)
     agent_dir = trial_dir / "agent"
+    usage = harness.parse_usage(agent_dir)
     outcome = AgentOutcome(
         exit_code=result.exit_code,
         timed_out=result.timed_out,
         timeout_sec=timeout_sec,
         duration_sec=round(result.duration_sec, 3),
-        usage=harness.parse_usage(agent_dir),
+        usage=usage,
         stdout_log=f"agent/{command.stdout_name}",
         stderr_log=f"agent/{command.stderr_name}" if command.stderr_name else None,
+        error_line=_redact(harness.error_line(agent_dir), access.token if access else None),
+        gateway_usage=gateway,
+        usage_disagreement=usage_disagreement(usage, gateway) if access is not None else None,
     )
     return AgentStageResult(outcome=outcome, killed_at_deadline=killed)
+
+
+def usage_disagreement(cli: Usage | None, gateway: GatewayUsage | None) -> str | None:
+    """Flag when the CLI's log and the gateway tell different stories about reaching the model.
+
+    The gateway seeing *more* is expected (CLIs do not itemise side calls such as a title
+    request); the CLI claiming tokens the gateway never saw, or either side seeing none while the
+    other saw some, is worth a reader's attention.
+    """
+    c = cli.total_tokens if cli else 0
+    g = gateway.total_tokens if gateway else 0
+    if c > 0 and g == 0:
+        return f"the CLI's log shows {c} tokens but the gateway counted none"
+    if c == 0 and g > 0:
+        return f"the gateway counted {g} tokens but the CLI's log shows none"
+    if c > g:
+        return f"the CLI's log shows {c} tokens, more than the {g} the gateway counted"
+    return None
+
+
+def _redact(text: str | None, token: str | None) -> str | None:
+    """Keep the per-trial token out of records (an upstream may echo the key it was sent)."""
+    if text and token:
+        return text.replace(token, "[REDACTED]")
+    return text

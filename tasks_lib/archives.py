@@ -8,7 +8,9 @@ the host: no absolute path, no ``..``, no link that points outside the destinati
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import posixpath
 import tarfile
 import tempfile
@@ -43,22 +45,30 @@ def _add_dir(tar: tarfile.TarFile, name: str, mode: int = 0o755) -> None:
 
 def pack(entries: Iterable[tuple[Path, str]], dirs: Iterable[tuple[str, int]] = (),
          normalise_crlf: bool = False) -> bytes:
+    """Tar host directories into container paths, in memory (for small uploads)."""
+    buf = io.BytesIO()
+    pack_into(buf, entries, dirs, normalise_crlf)
+    return buf.getvalue()
+
+
+def pack_into(fileobj, entries: Iterable[tuple[Path, str]], dirs: Iterable[tuple[str, int]] = (),
+              normalise_crlf: bool = False) -> None:
     """Tar host directories into container paths, for ``put_archive(path="/")``.
 
     ``entries`` are (host dir, absolute container dir) pairs; ``dirs`` are extra empty
     directories (path, mode) to create. Members are owned by root; file modes are kept so an
     executable ``solve.sh`` stays executable. With ``normalise_crlf`` text scripts get LF ends.
+    Files are streamed into ``fileobj`` one by one, so a 400 MB harness bundle does not have to
+    fit in memory.
     """
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
+    with tarfile.open(fileobj=fileobj, mode="w") as tar:
         for path, mode in dirs:
             _add_dir(tar, path.lstrip("/"), mode)
         for source, target in entries:
             root = target.strip("/")
             _add_dir(tar, root)
             for item in sorted(source.rglob("*")):
-                rel = item.relative_to(source).as_posix()
-                name = f"{root}/{rel}"
+                name = f"{root}/{item.relative_to(source).as_posix()}"
                 if item.is_symlink():
                     info = tarfile.TarInfo(name)
                     info.type = tarfile.SYMTYPE
@@ -67,11 +77,41 @@ def pack(entries: Iterable[tuple[Path, str]], dirs: Iterable[tuple[str, int]] = 
                 elif item.is_dir():
                     _add_dir(tar, name, item.stat().st_mode & 0o7777)
                 elif item.is_file():
-                    data = item.read_bytes()
-                    if normalise_crlf and _is_text_script(item, data):
-                        data = data.replace(b"\r\n", b"\n")
-                    _add_bytes(tar, name, data, item.stat().st_mode & 0o7777)
-    return buf.getvalue()
+                    mode = item.stat().st_mode & 0o7777
+                    if normalise_crlf and item.stat().st_size < 16 * 1024 * 1024:
+                        data = item.read_bytes()
+                        if _is_text_script(item, data):
+                            data = data.replace(b"\r\n", b"\n")
+                        _add_bytes(tar, name, data, mode)
+                    else:
+                        info = tar.gettarinfo(str(item), arcname=name)
+                        info.uid = info.gid = 0
+                        info.uname = info.gname = "root"
+                        info.mode = mode
+                        with open(item, "rb") as fh:
+                            tar.addfile(info, fh)
+
+
+def bundle_tar(source: Path, target: str) -> Path:
+    """A tar of an immutable bundle directory (a harness cache entry), built once beside it.
+
+    Bundles never change once published, so their upload tar is made on the first trial and
+    reused by every later one instead of re-reading hundreds of MB per trial. Written to a temp
+    name and renamed, so concurrent trials never see half a tar.
+    """
+    digest = hashlib.sha256(f"{source.resolve()}\0{target}".encode()).hexdigest()[:16]
+    out = source.parent / f".{source.name}.upload-{digest}.tar"
+    if out.is_file():
+        return out
+    fd, tmp = tempfile.mkstemp(prefix=out.name, dir=source.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pack_into(fh, [(source, target)])
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
 
 
 def check_member(member: tarfile.TarInfo, dest_root: str) -> None:

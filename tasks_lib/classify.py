@@ -42,4 +42,5 @@ def classify(
 
 def _no_model_reason(agent: AgentOutcome) -> str:
     how = "timed out" if agent.timed_out else f"exited {agent.exit_code}"
-    return f"harness never reached the model (0 tokens in its event log; it {how})"
+    reason = f"harness never reached the model (0 tokens in its event log; it {how})"
+    return f"{reason}: {agent.error_line}" if agent.error_line else reason

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .gateway_usage import GatewayUsage
 from .job_identity import JobIdentity
 
 RECORD_SCHEMA_VERSION = 1
@@ -60,6 +61,12 @@ class AgentOutcome(BaseModel):
     usage: Usage | None = None
     stdout_log: str | None = None
     stderr_log: str | None = None
+    #: the harness's own error line from its log (e.g. a 401), for the reason of an invalid trial
+    error_line: str | None = None
+    #: what tbflow's model gateway counted for the trial: the second witness next to ``usage``
+    gateway_usage: GatewayUsage | None = None
+    #: set when the CLI's log and the gateway disagree about reaching the model
+    usage_disagreement: str | None = None
 
 
 class KillOutcome(BaseModel):
@@ -132,6 +139,8 @@ class TrialRecord(BaseModel):
     spec: TrialSpec
     harness_kind: HarnessKind
     harness_version: str
+    #: what the harness bundle was built from (package, version, integrity), for model harnesses
+    harness_provenance: list[dict] = Field(default_factory=list)
     started_at: datetime
     ended_at: datetime
     duration_sec: float

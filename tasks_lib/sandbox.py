@@ -70,7 +70,10 @@ class Sandbox:
         return cls(name, name)
 
     @classmethod
-    def start(cls, image: str, task: Task, job_id: str, trial_id: str) -> "Sandbox":
+    def start(cls, image: str, task: Task, job_id: str, trial_id: str,
+              mounts: dict[str, str] | None = None) -> "Sandbox":
+        """Start the trial container. ``mounts`` (host dir → container dir, read-only) is used
+        only for the model gateway's socket, so it needs an engine on this host."""
         env = task.config.environment
         client = get_client()
         name = container_name(job_id, trial_id)
@@ -86,6 +89,8 @@ class Sandbox:
             kwargs["network_mode"] = "none"
         if env.cpus:
             kwargs["nano_cpus"] = int(env.cpus * 1e9)
+        if mounts:
+            kwargs["volumes"] = {h: {"bind": t, "mode": "ro"} for h, t in mounts.items()}
         if env.memory_mb:
             kwargs["mem_limit"] = f"{env.memory_mb}m"
             kwargs["memswap_limit"] = f"{env.memory_mb}m"
@@ -97,17 +102,30 @@ class Sandbox:
 
     # -- files -------------------------------------------------------------------------------
 
-    def put(self, data: bytes, what: str, stage: str) -> None:
+    def put(self, data, what: str, stage: str) -> None:
+        """Extract a tar (bytes, or a seekable file streamed from disk) at ``/`` in the container."""
+
+        def attempt() -> bool:
+            if hasattr(data, "seek"):
+                data.seek(0)  # a retried upload must send the file from its start again
+            return get_client().api.put_archive(self.id, "/", data)
+
         try:
-            ok = _retry_transient(get_client().api.put_archive)(self.id, "/", data)
+            ok = _retry_transient(attempt)()
         except DockerException as exc:
             raise TransferError(stage, f"upload of {what} failed: {exc}") from exc
         if not ok:
             raise TransferError(stage, f"upload of {what} was refused by the engine")
 
     def upload_dirs(self, entries: list[tuple[Path, str]], stage: str, dirs=(), normalise_crlf=False) -> None:
+        """Upload host directories (small ones: packed in memory)."""
         self.put(pack(entries, dirs=dirs, normalise_crlf=normalise_crlf),
                  ", ".join(t for _, t in entries) or "directories", stage)
+
+    def upload_tar(self, tar_path: Path, what: str, stage: str) -> None:
+        """Upload a prepared tar file, streamed from disk."""
+        with open(tar_path, "rb") as fh:
+            self.put(fh, what, stage)
 
     def download(self, path: str, dest: Path, stage: str) -> list[str]:
         """Copy container ``path`` (a directory) into ``dest/<basename>`` after checking it."""

@@ -69,6 +69,7 @@ def test_bundle_is_uploaded_under_opt_tbflow_with_provenance(prepared, name):
     [upload] = p.uploads
     assert upload.target == f"/opt/tbflow/{name}"
     manifest = json.loads((upload.source / "manifest.json").read_text())
+    assert upload.source.stat().st_mode & 0o755 == 0o755  # a non-root agent user can read and run it
     assert manifest["harness"] == name and manifest["version"] == h.version
     assert all(p.integrity for p in p.provenance)
     if name == "pi":

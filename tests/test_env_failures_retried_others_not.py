@@ -2,6 +2,8 @@
 that always fails is invalid: environment after N+1 tries with every try's error; an agent
 timeout is never retried."""
 
+import uuid
+
 from task_factory import make_task, record_of
 
 import tasks_lib.images as images
@@ -11,7 +13,7 @@ from tasks_lib.errors import ImageBuildError
 
 def test_build_failing_once_is_retried_and_scored(run_job, tmp_path, monkeypatch):
     ds = tmp_path / "ds"
-    make_task(ds, "flaky", dockerfile=f"FROM tbflow/base:bookworm\nWORKDIR /app\nLABEL nonce={tmp_path.name}\n")
+    make_task(ds, "flaky", dockerfile=f"FROM tbflow/base:bookworm\nWORKDIR /app\nLABEL nonce={uuid.uuid4().hex}\n")
     real_build = images._build
     calls = []
 

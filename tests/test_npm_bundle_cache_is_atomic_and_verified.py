@@ -49,6 +49,7 @@ def test_fetch_verifies_unpacks_and_records_provenance(cache):
     assert manifest["integrity"] == IS_NUMBER_SRI and manifest["tarball"] == "is-number-7.0.0.tgz"
     assert manifest["files"]["package/index.js"] == (pkg_dir / "index.js").stat().st_size
     assert not list(pkg_dir.parent.glob("download"))  # the tarball is not kept
+    assert pkg_dir.parent.stat().st_mode & 0o777 == 0o755  # readable by a non-root agent user
     prov = provenance(pkg_dir)
     assert (prov.name, prov.version, prov.integrity, prov.source, prov.files) == (
         "is-number", "7.0.0", IS_NUMBER_SRI, "npm", 4)

@@ -1,0 +1,94 @@
+"""The real agent CLIs, in real task containers with networking off, through tbflow's model
+gateway, against the scripted mock model: a solving episode is scored with tokens; a 401 is
+invalid: harness (pi included, although it exits 0); a hanging model ends at the agent timeout;
+and the real key never lands anywhere in the job directory."""
+
+from pathlib import Path
+
+import pytest
+
+from mock_model import MockModel
+from task_factory import make_task, record_of
+
+CLIS = ["codex", "opencode", "pi", "claude-code"]
+REAL_OPENAI_KEY = "sk-real-openai-0123456789-do-not-leak"
+REAL_ANTHROPIC_KEY = "sk-ant-real-9876543210-do-not-leak"
+
+
+@pytest.fixture
+def model(monkeypatch):
+    """Start the mock model and point the gateway's upstream at it (``prefix`` injects faults)."""
+    started = []
+
+    def _start(prefix: str = "", command: str = "echo solved > /app/done.txt"):
+        m = MockModel(command).start()
+        started.append(m)
+        monkeypatch.setenv("TBFLOW_OPENAI_BASE_URL", f"{m.base_url}{prefix}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", REAL_OPENAI_KEY)
+        monkeypatch.setenv("TBFLOW_ANTHROPIC_BASE_URL", f"{m.base_url}{prefix}")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", REAL_ANTHROPIC_KEY)
+        return m
+
+    yield _start
+    for m in started:
+        m.stop()
+
+
+def _solvable(tmp_path, **kw):
+    ds = tmp_path / "ds"
+    make_task(ds, "make-done", check="[ \"$(cat /app/done.txt)\" = solved ]",
+              instruction="Create /app/done.txt containing the word solved.\n", **kw)
+    return ds
+
+
+def test_every_cli_solves_through_the_gateway(run_job, tmp_path, model):
+    mock = model()
+    result = run_job(_solvable(tmp_path), harnesses=CLIS, model="mock/mock-model", concurrency=2)
+    for cli in CLIS:
+        rec = record_of(result, "make-done", cli)
+        assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (cli, rec.validity, rec.agent)
+        assert rec.agent.usage.total_tokens > 0, cli
+        assert rec.agent.gateway_usage.requests >= 2 and rec.agent.gateway_usage.total_tokens > 0, cli
+        assert rec.harness_provenance, cli
+    seen = {r.get("headers", {}).get("authorization", "") + r.get("headers", {}).get("x-api-key", "")
+            for r in mock.requests}
+    assert all(REAL_OPENAI_KEY in s or REAL_ANTHROPIC_KEY in s for s in seen), seen
+
+
+def test_401_is_invalid_harness_for_every_cli(run_job, tmp_path, model):
+    model(prefix="/status/401")
+    result = run_job(_solvable(tmp_path), harnesses=CLIS, model="mock/mock-model", concurrency=2)
+    for cli in CLIS:
+        rec = record_of(result, "make-done", cli)
+        assert (rec.validity.status, rec.validity.kind) == ("invalid", "harness"), (cli, rec.validity)
+        assert "never reached the model" in rec.validity.reason
+    pi = record_of(result, "make-done", "pi")
+    assert pi.agent.exit_code == 0  # pi exits 0 after a 401 in JSON mode: judged by usage
+
+
+def test_hanging_model_ends_at_agent_timeout(run_job, tmp_path, model):
+    model(prefix="/hang")
+    result = run_job(_solvable(tmp_path, agent_timeout=8), harnesses=["codex", "claude-code"],
+                     model="mock/mock-model", concurrency=2)
+    for cli in ("codex", "claude-code"):
+        rec = record_of(result, "make-done", cli)
+        assert rec.agent.duration_sec < 8 + 15, cli
+        assert rec.validity.status == "invalid" and rec.validity.kind == "harness", (cli, rec.validity)
+        assert rec.kill.left_running == [] or all("tbflow" not in p.command for p in rec.kill.left_running)
+
+
+def test_real_key_never_lands_in_the_job_directory(run_job, tmp_path, model):
+    # the agent's one shell command dumps its environment and every readable file it can find
+    model(command="env > /app/env.txt; cat /proc/*/environ /opt/tbflow/*/* /tmp/tbflow-*/* /tmp/tbflow-*/*/* "
+                  "> /app/cat.txt 2>/dev/null; cp /app/env.txt /app/cat.txt /logs/agent/; echo solved > /app/done.txt")
+    result = run_job(_solvable(tmp_path), harnesses=CLIS, model="mock/mock-model", concurrency=2)
+    job_dir = Path(result.job_dir)
+    hits = []
+    for f in job_dir.rglob("*"):
+        if f.is_file():
+            data = f.read_bytes()
+            if REAL_OPENAI_KEY.encode() in data or REAL_ANTHROPIC_KEY.encode() in data:
+                hits.append(str(f.relative_to(job_dir)))
+    assert hits == []
+    dumped = [f for f in job_dir.rglob("env.txt")]
+    assert dumped, "the agent's env dump should have been captured in agent/"
