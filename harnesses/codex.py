@@ -66,6 +66,9 @@ class CodexHarness(NativeCliHarness):
             f"{p}.stream_max_retries": MODEL_RETRIES,
             "analytics.enabled": False,
             "check_for_update_on_startup": False,
+            # codex runs tool commands in a login shell by default, and /etc/profile then resets
+            # PATH: the agent would see another PATH than the task image sets
+            "allow_login_shell": False,
         }
 
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:

@@ -42,13 +42,15 @@ else
   have dockerd || pkgs+=(docker.io)
 fi
 have debootstrap || pkgs+=(debootstrap)
+have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container model relay
+have npm || pkgs+=(npm)                  # fetches the pinned agent CLIs (model harnesses)
 if [ "${#pkgs[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || die "need root to install ${pkgs[*]}"
   say "installing ${pkgs[*]}"
   apt-get update -qq </dev/null >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" </dev/null >&2
 else
-  say "packages present (docker, debootstrap)"
+  say "packages present (docker, debootstrap, gcc, npm)"
 fi
 
 # --- 2. docker engine ----------------------------------------------------------
