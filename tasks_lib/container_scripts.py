@@ -17,7 +17,9 @@ from __future__ import annotations
 RUN_DIR = "/opt/tbflow/run"
 AGENT_SID_GLOB = f"{RUN_DIR}/agent-*.sid"
 VERIFIER_SID_FILE = f"{RUN_DIR}/verifier.sid"
-VERIFIER_DIR = f"{RUN_DIR}/verifier"
+#: where the verifier wrapper snapshots the reward files the moment test.sh exits; inside
+#: /logs/verifier so one download brings both (tbflow removes it from the host copy)
+SNAPSHOT_DIR = "/logs/verifier/.tbflow-snapshot"
 TESTS_STAGING = f"{RUN_DIR}/staging"
 
 # $1 sid file, $2 stdout file, $3 stderr file ("" = merge into stdout), $4.. the command.
@@ -124,15 +126,17 @@ SNAPEOF
 # last: its presence means the snapshot is complete.
 VERIFIER_WRAPPER = rf"""
 echo $$ > {VERIFIER_SID_FILE}
-rm -rf /logs/verifier /tests {VERIFIER_DIR}
-mkdir -p /logs/verifier {VERIFIER_DIR}
+rm -rf /logs/verifier /tests
+mkdir -p /logs/verifier
 chmod 777 /logs/verifier
 mv {TESTS_STAGING}/tests /tests
 if [ -n "$1" ]; then cd "$1" || exit 97; fi
 bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1 </dev/null
 rc=$?
+rm -rf {SNAPSHOT_DIR}
+mkdir -p {SNAPSHOT_DIR}
 for f in reward.txt reward.json; do
-  if [ -e /logs/verifier/$f ]; then cp /logs/verifier/$f {VERIFIER_DIR}/$f; fi
+  if [ -e /logs/verifier/$f ]; then cp /logs/verifier/$f {SNAPSHOT_DIR}/$f; fi
 done
-echo $rc > {VERIFIER_DIR}/exit-code
+echo $rc > {SNAPSHOT_DIR}/exit-code
 """

@@ -9,10 +9,10 @@ trial is invalid (verifier) rather than scored on it.
 
 from __future__ import annotations
 
-import tempfile
+import shutil
 from pathlib import Path
 
-from .container_scripts import TESTS_STAGING, VERIFIER_DIR, VERIFIER_SID_FILE, VERIFIER_WRAPPER
+from .container_scripts import SNAPSHOT_DIR, TESTS_STAGING, VERIFIER_SID_FILE, VERIFIER_WRAPPER
 from .records import VerifierOutcome
 from .rewards import read_rewards
 from .sandbox import Sandbox
@@ -29,14 +29,13 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
                                      env=task.config.verifier.env)
     result = sandbox.wait(exec_id, timeout_sec, STAGE,
                           on_deadline=lambda: sandbox.processes(STAGE, [VERIFIER_SID_FILE]))
-    with tempfile.TemporaryDirectory(prefix="tbflow-snap-") as tmp:
-        sandbox.download(VERIFIER_DIR, Path(tmp), STAGE)
-        snap = Path(tmp) / Path(VERIFIER_DIR).name
-        sandbox.download("/logs/verifier", trial_dir, STAGE)
-        vdir = trial_dir / "verifier"
-        vdir.mkdir(exist_ok=True)
-        exit_code = _read_exit_code(snap)
-        changed = [f for f in REWARD_FILES if _content(snap / f) != _content(vdir / f)]
+    sandbox.download("/logs/verifier", trial_dir, STAGE)
+    vdir = trial_dir / "verifier"
+    vdir.mkdir(exist_ok=True)
+    snap = vdir / Path(SNAPSHOT_DIR).name
+    exit_code = _read_exit_code(snap)
+    changed = [f for f in REWARD_FILES if _content(snap / f) != _content(vdir / f)]
+    shutil.rmtree(snap, ignore_errors=True)
     base = dict(exit_code=exit_code, timeout_sec=timeout_sec, duration_sec=round(result.duration_sec, 3),
                 stdout_log="verifier/test-stdout.txt")
     if result.timed_out:

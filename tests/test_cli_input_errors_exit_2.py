@@ -63,3 +63,15 @@ def test_docker_missing_gives_one_clear_line(tmp_path):
     assert "cannot reach the Docker engine" in res.stderr
     assert "Traceback" not in res.stderr + res.stdout
     assert not (tmp_path / "jobs").exists()
+
+
+def test_model_harness_needs_a_model_and_an_upstream_key(tmp_path, monkeypatch):
+    jobs = tmp_path / "jobs"
+    res = CliRunner().invoke(app, ["run", str(EXAMPLES), "--jobs-dir", str(jobs), "--harness", "codex"])
+    assert res.exit_code == 2 and "--model" in res.output
+    for var in ("ANTHROPIC_API_KEY", "TBFLOW_ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    res = CliRunner().invoke(app, ["run", str(EXAMPLES), "--jobs-dir", str(jobs), "--harness", "claude-code",
+                                   "--model", "anthropic/claude-x"])
+    assert res.exit_code == 2 and "ANTHROPIC_API_KEY" in res.output, res.output
+    assert not jobs.exists()

@@ -1,0 +1,33 @@
+"""Prefect runs the job flow's on_cancellation/on_crashed hook in the runner or worker process
+after the flow is gone; it must remove that job's containers (by label) and nothing else."""
+
+import types
+
+from flows.job_flow import _cleanup_hook
+from tasks_lib.docker_client import LABEL_JOB, LABEL_ROOT, LABEL_TRIAL
+from tasks_lib.job_store import JobStore
+from tasks_lib.records import JobRecord
+
+
+def test_hook_removes_only_this_jobs_containers(docker_ready, tmp_path):
+    store = JobStore(tmp_path / "jobs" / "j")
+    store.write_job(JobRecord(job_id="hookjob123", job_name="j", dataset="x", config={}, tbflow_version="t",
+                              harness_versions={}, started_at="2026-01-01T00:00:00Z"))
+    mine = docker_ready.containers.run("tbflow/base:bookworm", ["sleep", "infinity"], detach=True, init=True,
+                                       network_mode="none",
+                                       labels={LABEL_ROOT: "1", LABEL_JOB: "hookjob123", LABEL_TRIAL: "t.oracle.1"})
+    other = docker_ready.containers.run("tbflow/base:bookworm", ["sleep", "infinity"], detach=True, init=True,
+                                        network_mode="none", labels={"tbflow.test": "other-job"})
+    try:
+        run = types.SimpleNamespace(parameters={"config": {"dataset": "x", "jobs_dir": str(tmp_path / "jobs"),
+                                                           "job_name": "j"}})
+        _cleanup_hook(None, run, None)
+        ids = {c.id for c in docker_ready.containers.list(all=True)}
+        assert mine.id not in ids
+        assert other.id in ids
+    finally:
+        for c in (mine, other):
+            try:
+                c.remove(force=True)
+            except Exception:
+                pass
