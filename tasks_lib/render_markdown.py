@@ -135,6 +135,7 @@ def render_markdown(results: Results, collapsible: bool = True) -> str:
         r=results,
         job=results.job,
         invalid=bad,
+        retried=[t for t in results.trials if t.record.previous_tries or t.record.env_retry_errors],
         causes=invalid_causes(bad) if len(bad) > 5 else [],
         extra_kinds=extra_kinds,
         ks=sorted({p.k for s in results.summaries for p in s.pass_at_k}),

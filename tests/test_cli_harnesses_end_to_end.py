@@ -68,11 +68,10 @@ def test_401_is_invalid_harness_for_every_cli(run_job, tmp_path, model):
 
 def test_hanging_model_ends_at_agent_timeout(run_job, tmp_path, model):
     model(prefix="/hang")
-    result = run_job(_solvable(tmp_path, agent_timeout=8), harnesses=["codex", "claude-code"],
-                     model="mock/mock-model", concurrency=2)
-    for cli in ("codex", "claude-code"):
+    result = run_job(_solvable(tmp_path, agent_timeout=8), harnesses=CLIS, model="mock/mock-model", concurrency=2)
+    for cli in CLIS:
         rec = record_of(result, "make-done", cli)
-        assert rec.agent.duration_sec < 8 + 15, cli
+        assert rec.agent.timed_out and rec.agent.duration_sec < 8 + 15, cli
         assert rec.validity.status == "invalid" and rec.validity.kind == "harness", (cli, rec.validity)
         assert rec.kill.left_running == [] or all("tbflow" not in p.command for p in rec.kill.left_running)
 

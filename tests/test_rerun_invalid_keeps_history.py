@@ -30,6 +30,10 @@ def test_rerun_invalid_of_one_kind_keeps_earlier_tries(run_job, tmp_path):
     assert old["validity"]["kind"] == "verifier"
     assert (job_dir / "trials" / "good.oracle.1" / "trial.json").read_text() == good_before
 
+    report = (job_dir / "report.md").read_text()
+    section = report.split("## Trials that took more than one try (1)")[1].split("\n## ")[0]
+    assert "| oracle | no-reward | 1 | 2 | 1 | 0 | invalid: verifier |" in section, section
+
     third = run_job(ds, job_name="j", rerun_invalid="all")
     assert record_of(third, "no-reward").previous_tries == 2
     assert sorted(p.name for p in (job_dir / "attempts" / "no-reward.oracle.1").iterdir()) == ["1", "2"]
