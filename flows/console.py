@@ -69,4 +69,4 @@ def print_results(result) -> None:
     if result.unfinished:
         out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
                   f"--job-name {result.job_name} to finish them)")
-    out.print(f"job directory: {result.job_dir}")
+    out.print(f"job directory: {result.job_dir} (report.md, junit.xml, results.json)")
