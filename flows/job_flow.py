@@ -23,6 +23,7 @@ from flows.job_config import JobConfig
 from flows.job_plan import JobPlan, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
 from flows.progress import get_listener
+from harnesses.registry import get_harness
 from flows.report_flow import report_flow
 from flows.trial_flow import trial_task_for
 from tasks_lib import interrupts
@@ -67,6 +68,8 @@ def job_flow(config: JobConfig) -> JobResult:
     try:
         if model_apis and todo:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
+            record.harness_provenance = _bundle_provenance(p, logger)
+            store.write_job(record)
         unfinished = _run_trials(todo, p, listener)
         record.ended_at = datetime.now(timezone.utc)
         store.write_job(record)
@@ -76,6 +79,25 @@ def job_flow(config: JobConfig) -> JobResult:
         if not interrupts.stopping():
             report_flow(str(p.job_dir))
     return result_of(p, record, unfinished)
+
+
+def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
+    """Prepare each model harness's bundle once up front and record what it was built from.
+
+    A failure here is only logged: every trial of that harness then records it as invalid:
+    harness, with the reason, which is where a reader looks for it.
+    """
+    out: dict[str, list[dict]] = {}
+    for name in p.config.harnesses:
+        harness = get_harness(name)
+        if harness.kind != "model":
+            continue
+        try:
+            prepared = harness.prepare(p.dataset.tasks[0])
+            out[name] = [x.model_dump(mode="json") for x in getattr(prepared, "provenance", [])]
+        except Exception as exc:  # noqa: BLE001 - recorded per trial as invalid: harness
+            logger.warning("harness %s could not be prepared: %s", name, exc)
+    return out
 
 
 def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:

@@ -145,6 +145,8 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         with transaction(commit_mode=CommitMode.EAGER):
             prepared = prepare_harness(spec, task_)
             image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir)
+        if image.build_log and not (trial_dir / image.build_log).exists():
+            image = image.model_copy(update={"build_log": None})  # cached from an earlier try
         agent = run_agent_stage.with_options(cache_key_fn=stage_key("run-agent"), **storage)(
             spec, task_, prepared, image.tag, trial_dir)
         kill = kill_stage.with_options(cache_key_fn=stage_key("kill-process-groups"), **storage)(spec, agent)

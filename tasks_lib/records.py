@@ -184,4 +184,6 @@ class JobRecord(BaseModel):
     trial_ids: list[str] = Field(default_factory=list)
     identity: JobIdentity | None = None
     identity_digest: str | None = None
+    #: per model harness: the packages its bundle was built from (name, version, integrity)
+    harness_provenance: dict[str, list[dict]] = Field(default_factory=dict)
     task_problems: list[TaskProblemRecord] = Field(default_factory=list)

@@ -3,6 +3,7 @@ gateway, against the scripted mock model: a solving episode is scored with token
 invalid: harness (pi included, although it exits 0); a hanging model ends at the agent timeout;
 and the real key never lands anywhere in the job directory."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,10 @@ def test_every_cli_solves_through_the_gateway(run_job, tmp_path, model):
         assert rec.agent.usage.total_tokens > 0, cli
         assert rec.agent.gateway_usage.requests >= 2 and rec.agent.gateway_usage.total_tokens > 0, cli
         assert rec.harness_provenance, cli
+    job = json.loads((Path(result.job_dir) / "job.json").read_text())
+    assert sorted(job["harness_provenance"]) == sorted(CLIS)
+    for cli, items in job["harness_provenance"].items():
+        assert items and all(i["integrity"].startswith(("sha512-", "sha256")) for i in items), (cli, items)
     seen = {r.get("headers", {}).get("authorization", "") + r.get("headers", {}).get("x-api-key", "")
             for r in mock.requests}
     assert all(REAL_OPENAI_KEY in s or REAL_ANTHROPIC_KEY in s for s in seen), seen
