@@ -20,6 +20,8 @@ CLIs with its own URL and auth handling, which must not leak in.
 
 from __future__ import annotations
 
+import sys
+
 import hashlib
 import json
 import os
@@ -140,6 +142,20 @@ class CliHarness(Harness):
         #: the class's pinned integrities apply only to its pinned version
         self.uses_pinned_version = self.version == pinned
 
+    def adapter_sources(self) -> list[Path]:
+        """The files whose change changes this harness's behaviour, for the job identity.
+
+        Its own module plus every shared module of the ``harnesses`` folder (bundling, usage
+        parsing, Node runtime, the interface): computed from the folder, so a shared file added
+        later is covered without anyone listing it. The reference harnesses, the registry and the
+        other CLIs' own modules are left out, so changing codex does not refuse a pi job.
+        """
+        folder = Path(__file__).resolve().parent
+        own = Path(sys.modules[type(self).__module__].__file__).resolve()
+        others = {Path(sys.modules[type(h).__module__].__file__).resolve() for h in _sibling_harnesses()}
+        skip = {folder / "reference.py", folder / "registry.py", folder / "__init__.py"} | (others - {own})
+        return sorted(p for p in folder.glob("*.py") if p not in skip)
+
     @property
     def target(self) -> str:
         """Where the bundle lands in the container."""
@@ -222,3 +238,10 @@ class NativeCliHarness(CliHarness):
             raise PackageFetchError(f"harness {self.name}: {self.binary_in_package} missing from {package_dir}")
         return assemble_bundle(self.name, self.version, [provenance(package_dir)],
                                lambda tmp: link_or_copy(binary, tmp / "bin" / self.cli))
+
+
+def _sibling_harnesses() -> list[Harness]:
+    """Every registered CLI harness (imported lazily: the registry imports this module)."""
+    from harnesses.registry import get_harness, known_harnesses
+
+    return [h for h in (get_harness(n) for n in known_harnesses()) if isinstance(h, CliHarness)]

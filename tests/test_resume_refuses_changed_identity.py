@@ -88,3 +88,14 @@ def test_same_identity_resumes_and_keeps_records(run_job, tmp_path, docker_ready
     created = list(docker_ready.events(since=since, until=time.time() + 1, decode=True,
                                        filters={"type": "container", "event": "create", "label": f"tbflow.job={job_id}"}))
     assert created == []
+
+
+def test_cli_adapter_identity_covers_shared_modules_but_not_other_clis():
+    from harnesses.registry import get_harness
+    from tasks_lib.job_identity import adapter_files
+
+    codex = adapter_files(get_harness("codex"))
+    assert {"harnesses/codex.py", "harnesses/usage_parsers.py", "harnesses/cli_harness.py",
+            "harnesses/npm_bundle.py", "harnesses/base.py"} <= set(codex)
+    assert "harnesses/pi.py" not in codex and "harnesses/reference.py" not in codex
+    assert set(adapter_files(get_harness("oracle"))) == {"harnesses/reference.py", "harnesses/base.py"}
