@@ -27,7 +27,7 @@ from harnesses.registry import get_harness
 from flows.report_flow import report_flow
 from flows.trial_flow import trial_task_for
 from tasks_lib import interrupts
-from tasks_lib.docker_client import preflight
+from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.job_store import JobStore
 from tasks_lib.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.records import TrialRecord, TrialSpec
@@ -35,14 +35,22 @@ from tasks_lib.sandbox import remove_job_containers
 
 
 def _cleanup_hook(flow_, flow_run, state) -> None:
-    """On cancellation or crash (run in the runner/worker process): remove this job's containers."""
+    """On cancellation or crash (run in the runner/worker process): remove this run's containers.
+
+    By the flow-run label every trial container carries, and by the job's label when the job has
+    a name (a resumed job's leftovers of earlier runs). A hook must never raise.
+    """
+    try:
+        remove_job_containers(str(flow_run.id), label=LABEL_FLOW_RUN)
+    except Exception:  # noqa: BLE001
+        pass
     try:
         cfg = JobConfig.model_validate(flow_run.parameters.get("config"))
         if cfg.job_name:
             job = JobStore(Path(cfg.jobs_dir) / cfg.job_name).read_job()
             remove_job_containers(job.job_id)
             stop_job_gateway(job.job_id)
-    except Exception:  # noqa: BLE001 - a hook must never raise; the next run cleans up by label
+    except Exception:  # noqa: BLE001 - the next run of the job cleans up by label
         pass
 
 

@@ -30,6 +30,7 @@ from docker.errors import DockerException
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
+from prefect.runtime import flow_run
 from prefect.tasks import exponential_backoff
 from prefect.transactions import CommitMode, transaction
 
@@ -38,6 +39,7 @@ from harnesses.registry import get_harness
 from tasks_lib import interrupts
 from tasks_lib.agent_stage import AgentStageResult, run_agent
 from tasks_lib.classify import classify
+from tasks_lib.docker_client import LABEL_FLOW_RUN
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
 from tasks_lib.images import ensure_image, image_present
 from tasks_lib.job_store import JobStore
@@ -90,7 +92,9 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
     interrupts.check()
     harness = get_harness(spec.harness)
     mounts = gateway_mounts(spec.job_id) if harness.kind == "model" else None
-    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id, mounts=mounts)
+    run_id = flow_run.get_id()
+    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id, mounts=mounts,
+                            labels={LABEL_FLOW_RUN: run_id} if run_id else None)
     return run_agent(sandbox, spec, task_, harness, prepared, trial_dir,
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 

@@ -21,6 +21,8 @@ _client: docker.DockerClient | None = None
 LABEL_ROOT = "tbflow"
 LABEL_JOB = "tbflow.job"
 LABEL_TRIAL = "tbflow.trial"
+#: the Prefect flow run that started the container, so a cancellation hook can find it
+LABEL_FLOW_RUN = "tbflow.flow_run"
 
 
 def get_client() -> docker.DockerClient:

@@ -71,7 +71,7 @@ class Sandbox:
 
     @classmethod
     def start(cls, image: str, task: Task, job_id: str, trial_id: str,
-              mounts: dict[str, str] | None = None) -> "Sandbox":
+              mounts: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> "Sandbox":
         """Start the trial container. ``mounts`` (host dir → container dir, read-only) is used
         only for the model gateway's socket, so it needs an engine on this host."""
         env = task.config.environment
@@ -80,7 +80,7 @@ class Sandbox:
         _remove_by_name(name)
         kwargs: dict = dict(
             image=image, command=["sleep", "infinity"], init=True, detach=True, name=name,
-            labels={LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id},
+            labels={**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id},
             environment=dict(env.env) or None,
         )
         if env.workdir:
@@ -235,11 +235,14 @@ def remove_trial_container(job_id: str, trial_id: str) -> None:
         pass
 
 
-def remove_job_containers(job_id: str) -> int:
-    """Remove every container labelled with ``job_id`` (leftovers of a crash, or on Ctrl-C)."""
+def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:
+    """Remove every container whose ``label`` is ``job_id`` (leftovers of a crash, or on Ctrl-C).
+
+    ``label`` may be ``LABEL_FLOW_RUN`` to remove what one Prefect flow run started.
+    """
     client = get_client()
     n = 0
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL_JOB}={job_id}"}):
+    for c in client.containers.list(all=True, filters={"label": f"{label}={job_id}"}):
         try:
             c.remove(force=True, v=True)
             n += 1

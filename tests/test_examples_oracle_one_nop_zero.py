@@ -1,5 +1,6 @@
 """The example tasks calibrate the runner: oracle scores 1 and nop 0 on every one of them."""
 
+import time
 from pathlib import Path
 
 from task_factory import record_of
@@ -24,8 +25,14 @@ def test_oracle_scores_one_and_nop_zero_on_every_example(run_job):
     assert (trial / "verifier" / "test-stdout.txt").read_text().count("passed") >= 1
 
 
-def test_server_started_with_ampersand_still_answers_for_the_verifier(run_job):
+def test_server_started_with_ampersand_still_answers_for_the_verifier(run_job, docker_ready):
+    since = time.time() - 1
     result = run_job(EXAMPLES, harnesses=["oracle"], include=["status-server"])
+    created = list(docker_ready.events(since=since, until=time.time() + 1, decode=True, filters={
+        "type": "container", "event": "create", "label": f"tbflow.job={result.job_id}"}))
+    assert len(created) == 1
+    # the cancellation hook finds a run's containers by this label
+    assert created[0]["Actor"]["Attributes"].get("tbflow.flow_run")
     rec = record_of(result, "status-server")
     assert rec.validity.reward == 1.0
     assert rec.kill is not None and not rec.kill.cut_off and rec.kill.killed == []
