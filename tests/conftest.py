@@ -69,3 +69,27 @@ def _no_leftover_containers(request):
     for c in left:
         c.remove(force=True)
     assert not names, f"trial containers left behind: {names}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_test_images():
+    """Tests build task images with unique contents (so they really build); remove the ones this
+    session created, so repeated runs on one machine do not pile up images."""
+    import time
+
+    started = time.time()
+    yield
+    try:
+        from tasks_lib.docker_client import get_client
+
+        client = get_client()
+        for image in client.images.list(filters={"label": "tbflow=1"}):
+            created = image.attrs.get("Created", "")
+            from datetime import datetime
+
+            ts = datetime.fromisoformat(created[:26].rstrip("Z") + "+00:00").timestamp() if created else 0
+            if ts >= started - 1 and any(t.startswith("tbflow-task/") for t in image.tags):
+                for tag in image.tags:
+                    client.images.remove(tag, noprune=False)
+    except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
+        pass
