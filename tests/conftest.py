@@ -6,7 +6,6 @@ starts everything first, so a missing engine is a real problem to see.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

@@ -3,7 +3,6 @@ worker shutdown) at each stage leaves no record for the interrupted trial and no
 job; resume re-runs exactly that trial and keeps the finished one (no container for it)."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
