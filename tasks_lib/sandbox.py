@@ -12,6 +12,7 @@ pipe, and the deadline is enforced by tbflow, not by the exec client.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from .errors import ContainerError, TransferError
 from .records import ProcessInfo
 from .task_model import Task
 from . import interrupts
+
+_log = logging.getLogger(__name__)
 
 POLL_START_SEC = 0.02
 POLL_MAX_SEC = 0.25
@@ -244,10 +247,12 @@ def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:
     n = 0
     for c in client.containers.list(all=True, filters={"label": f"{label}={job_id}"}):
         try:
-            c.remove(force=True, v=True)
+            _remove_by_name(c.id)
             n += 1
-        except NotFound:
-            pass
+        except ContainerError as exc:
+            # Removal failing here must not mask why the job is stopping; the
+            # leftover keeps its labels so the next run of the job removes it.
+            _log.warning("%s", exc)
     return n
 
 
