@@ -6,7 +6,9 @@ whose image is already built, at concurrency 1. The floor is what any runner mus
 and the same four calls through the Docker SDK (no CLI process start-up).
 
 Usage: .venv/bin/python bench/trial_overhead.py [--trials N] [--out bench/out/overhead.json]
-Target (issue 2): median overhead ≤ 1.5 × the CLI floor.
+Target (issue 2): median overhead ≤ 1.5 × the CLI floor. Also printed: the whole trial's wall
+time against the floor, which counts the verifier wrapper's own work (process listing, writing
+the tests) that the overhead metric books as verify time.
 """
 
 from __future__ import annotations
@@ -98,7 +100,11 @@ def main() -> None:
         "floor_docker_cli": summary(cli),
         "floor_docker_sdk": summary(sdk),
     }
-    result["ratio_overhead_to_cli_floor"] = round(result["tbflow_overhead"]["median"] / result["floor_docker_cli"]["median"], 2)
+    cli_floor = result["floor_docker_cli"]["median"]
+    result["ratio_overhead_to_cli_floor"] = round(result["tbflow_overhead"]["median"] / cli_floor, 2)
+    # the stricter view: the whole trial (its trivial solve and verify included, as the floor's
+    # two execs are) against the floor, so nothing moved into "solve"/"verify" time hides
+    result["ratio_trial_wall_to_cli_floor"] = round(result["tbflow_trial_wall"]["median"] / cli_floor, 2)
     result["trials"] = rows
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))

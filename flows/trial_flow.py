@@ -37,7 +37,7 @@ from prefect.transactions import CommitMode, transaction
 from harnesses.base import PreparedHarness
 from harnesses.registry import get_harness
 from tasks_lib import interrupts
-from tasks_lib.agent_stage import AgentStageResult, run_agent
+from tasks_lib.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.classify import classify
 from tasks_lib.docker_client import LABEL_FLOW_RUN
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
@@ -45,14 +45,14 @@ from tasks_lib.images import ensure_image, image_present
 from tasks_lib.job_store import JobStore
 from tasks_lib.model_link import gateway_mounts
 from tasks_lib.process_groups import kill_process_groups
-from tasks_lib.records import (ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
+from tasks_lib.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
                                VerifierOutcome)
 from tasks_lib.sandbox import Sandbox, remove_trial_container
 from tasks_lib.task_loader import load_task
 from tasks_lib.task_model import Task
-from tasks_lib.verifier_stage import run_verifier
+from tasks_lib.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
-STAGE_KEY_VERSION = 1
+STAGE_KEY_VERSION = 2
 _NO_CACHE = dict(cache_policy=NO_CACHE, persist_result=False)
 
 
@@ -105,16 +105,16 @@ def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
 
 
 @task(name="run-verifier")
-def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierOutcome:
+def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierStageResult:
     interrupts.check()
     return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
                         task_.config.verifier.timeout_sec * spec.timeout_multiplier)
 
 
 @task(name="classify", **_NO_CACHE)
-def classify_stage(kind: str, error: StageError | None, agent: AgentStageResult | None,
+def classify_stage(kind: str, error: StageError | None, agent: AgentOutcome | None,
                    verifier: VerifierOutcome | None) -> Validity:
-    return classify(kind, error, agent.outcome if agent else None, verifier)  # type: ignore[arg-type]
+    return classify(kind, error, agent, verifier)  # type: ignore[arg-type]
 
 
 def _retry_environment_only(task_, task_run, state) -> bool:
@@ -154,8 +154,11 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         agent = run_agent_stage.with_options(cache_key_fn=stage_key("run-agent"), **storage)(
             spec, task_, prepared, image.tag, trial_dir)
         kill = kill_stage.with_options(cache_key_fn=stage_key("kill-process-groups"), **storage)(spec, agent)
-        verifier = run_verifier_stage.with_options(cache_key_fn=stage_key("run-verifier"), **storage)(
+        checked = run_verifier_stage.with_options(cache_key_fn=stage_key("run-verifier"), **storage)(
             spec, task_, trial_dir)
+        verifier = checked.outcome
+        if checked.ran_next_to is not None:
+            kill = kill.model_copy(update={"left_running": checked.ran_next_to})
     except interrupts.Interrupted:
         raise
     except HarnessSetupError as exc:
@@ -169,14 +172,17 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         error = StageError(stage="tbflow", kind="environment", evidence="error.txt",
                            message=f"internal error {type(exc).__name__}: {exc}")
     finally:
+        if error is not None and image is not None and verifier is None:  # keep the agent's logs as evidence
+            collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir)
         remove_trial_container(spec.job_id, spec.trial_id)
+    agent_outcome = read_agent_logs(agent.outcome, harness, trial_dir) if agent else None
     interrupts.check()
     earlier = json.loads(retry_log.read_text()) if retry_log.is_file() else []
     if error is not None and error.kind == "environment" and error.stage != "tbflow" and retries_left > 0:
         retry_log.parent.mkdir(exist_ok=True)
         retry_log.write_text(json.dumps(earlier + [f"{error.stage}: {error.message}"]))
         raise EnvironmentRetry(error.stage, f"retrying after: {error.message}", error.evidence)
-    validity = classify_stage(harness.kind, error, agent, verifier)
+    validity = classify_stage(harness.kind, error, agent_outcome, verifier)
     if earlier and error is not None:
         validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
     ended = datetime.now(timezone.utc)
@@ -184,7 +190,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
         harness_provenance=[p.model_dump(mode="json") for p in getattr(prepared, "provenance", [])],
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
-        image=image, error=error, agent=agent.outcome if agent else None, kill=kill, verifier=verifier,
+        image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier,
         validity=validity, previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,
     )
     store.write_trial(record)

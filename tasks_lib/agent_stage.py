@@ -5,10 +5,14 @@ deadline its sessions and their descendants are killed *inside the container* â€
 ``docker exec`` client would leave them running â€” and the outcome is recorded as a timeout, which
 is data for ``classify``, not an exception. A model harness gets its link to the model opened
 just before it starts and closed as soon as it ends (``model_link``).
+
+The agent's logs stay in ``/logs/agent`` until run-verifier downloads ``/logs`` in one call;
+``read_agent_logs`` then completes the outcome (usage, error line) from them.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -17,12 +21,15 @@ from harnesses.base import Harness, PreparedHarness
 from .archives import bundle_tar
 from .container_scripts import AGENT_SID_GLOB, RUN_DIR
 from .gateway_usage import GatewayUsage
+from .model_gateway import TOKEN_PREFIX
 from .model_link import close_link, open_link
 from .records import AgentOutcome, ProcessInfo, TrialSpec, Usage
 from .sandbox import Sandbox, run_dir_layout
 from .task_model import Task
 
 STAGE = "run-agent"
+#: the shape of the gateway's per-trial tokens (``ModelGateway.register_trial``)
+_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]+")
 
 
 class AgentStageResult(BaseModel):
@@ -55,22 +62,29 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
     finally:
         if access is not None:
             gateway = close_link(sandbox, spec.job_id, spec.trial_id)
-    sandbox.download("/logs/agent", trial_dir, STAGE)
-    agent_dir = trial_dir / "agent"
-    usage = harness.parse_usage(agent_dir)
     outcome = AgentOutcome(
         exit_code=result.exit_code,
         timed_out=result.timed_out,
         timeout_sec=timeout_sec,
         duration_sec=round(result.duration_sec, 3),
-        usage=usage,
         stdout_log=f"agent/{command.stdout_name}",
         stderr_log=f"agent/{command.stderr_name}" if command.stderr_name else None,
-        error_line=_redact(harness.error_line(agent_dir), access.token if access else None),
         gateway_usage=gateway,
-        usage_disagreement=usage_disagreement(usage, gateway) if access is not None else None,
     )
     return AgentStageResult(outcome=outcome, killed_at_deadline=killed)
+
+
+def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) -> AgentOutcome:
+    """The outcome completed from the agent's downloaded logs: usage, error line, and whether
+    the CLI's log and the gateway agree (the logs come down with the verifier's, in one call)."""
+    agent_dir = trial_dir / "agent"
+    usage = harness.parse_usage(agent_dir) if agent_dir.is_dir() else None
+    error_line = harness.error_line(agent_dir) if agent_dir.is_dir() else None
+    return outcome.model_copy(update=dict(
+        usage=usage,
+        error_line=_redact(error_line),
+        usage_disagreement=usage_disagreement(usage, outcome.gateway_usage) if harness.kind == "model" else None,
+    ))
 
 
 def usage_disagreement(cli: Usage | None, gateway: GatewayUsage | None) -> str | None:
@@ -91,8 +105,6 @@ def usage_disagreement(cli: Usage | None, gateway: GatewayUsage | None) -> str |
     return None
 
 
-def _redact(text: str | None, token: str | None) -> str | None:
-    """Keep the per-trial token out of records (an upstream may echo the key it was sent)."""
-    if text and token:
-        return text.replace(token, "[REDACTED]")
-    return text
+def _redact(text: str | None) -> str | None:
+    """Keep per-trial tokens out of records (an upstream may echo the key it was sent)."""
+    return _TOKEN.sub("[REDACTED]", text) if text else text

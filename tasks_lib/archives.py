@@ -29,6 +29,11 @@ def _is_text_script(path: Path, data: bytes) -> bool:
     return path.suffix in _SCRIPT_SUFFIXES or data.startswith(b"#!")
 
 
+def script_bytes(path: Path, data: bytes) -> bytes:
+    """``data`` with CRLF line ends made LF when ``path`` is a text script, else unchanged."""
+    return data.replace(b"\r\n", b"\n") if _is_text_script(path, data) else data
+
+
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(data)
@@ -79,10 +84,7 @@ def pack_into(fileobj, entries: Iterable[tuple[Path, str]], dirs: Iterable[tuple
                 elif item.is_file():
                     mode = item.stat().st_mode & 0o7777
                     if normalise_crlf and item.stat().st_size < 16 * 1024 * 1024:
-                        data = item.read_bytes()
-                        if _is_text_script(item, data):
-                            data = data.replace(b"\r\n", b"\n")
-                        _add_bytes(tar, name, data, mode)
+                        _add_bytes(tar, name, script_bytes(item, item.read_bytes()), mode)
                     else:
                         info = tar.gettarinfo(str(item), arcname=name)
                         info.uid = info.gid = 0
@@ -154,6 +156,35 @@ def extract_checked(chunks: Iterator[bytes], dest: Path, dest_root: str) -> list
             buf.write(chunk)
         buf.seek(0)
         return _extract(buf, dest, dest_root)
+
+
+def extract_subdirs_checked(chunks: Iterator[bytes], dest: Path, top: str, keep: tuple[str, ...]) -> list[str]:
+    """Extract ``top/<k>/...`` for each ``k`` in ``keep`` as ``dest/<k>/...``; ignore the rest.
+
+    One download of ``/logs`` brings both the agent's and the verifier's logs; each kept subdir
+    is checked as its own root, so a link in ``agent/`` cannot point into ``verifier/`` (or at
+    the trial record beside them) once the prefix is stripped.
+    """
+    with tempfile.SpooledTemporaryFile(max_size=32 * 1024 * 1024) as buf:
+        for chunk in chunks:
+            buf.write(chunk)
+        buf.seek(0)
+        with tarfile.open(fileobj=buf, mode="r:") as tar:
+            members = []
+            for m in tar.getmembers():
+                parts = posixpath.normpath(m.name).split("/")
+                if len(parts) >= 2 and parts[0] == top and parts[1] in keep:
+                    check_member(m, f"{top}/{parts[1]}")
+                    members.append(m)
+                elif m.name.startswith("/") or ".." in m.name.split("/"):
+                    check_member(m, top)  # not kept, but hostile: refuse the archive and say why
+            dest.mkdir(parents=True, exist_ok=True)
+            for m in members:
+                m.name = m.name[len(top) + 1:]
+                if m.islnk():
+                    m.linkname = m.linkname[len(top) + 1:]
+            tar.extractall(dest, members=members, filter="data")
+    return [m.name for m in members]
 
 
 def _extract(buf, dest: Path, dest_root: str) -> list[str]:

@@ -21,6 +21,8 @@ VERIFIER_SID_FILE = f"{RUN_DIR}/verifier.sid"
 #: /logs/verifier so one download brings both (tbflow removes it from the host copy)
 SNAPSHOT_DIR = "/logs/verifier/.tbflow-snapshot"
 TESTS_STAGING = f"{RUN_DIR}/staging"
+#: the process listing the verifier wrapper takes before test.sh starts (what it runs next to)
+RAN_NEXT_TO_FILE = f"{RUN_DIR}/ran-next-to"
 
 # $1 sid file, $2 stdout file, $3 stderr file ("" = merge into stdout), $4.. the command.
 AGENT_WRAPPER = r"""
@@ -121,16 +123,29 @@ $SNAP
 SNAPEOF
 """
 
-# $1 workdir. Empties /logs/verifier, moves the staged tests to /tests, runs test.sh, then
+# $1 workdir, $2 the process tool, $3 "staged" (tests were uploaded to the staging dir) or
+# "inline" (they follow as "kind path mode content" quadruples, see inline_files). Lists what runs
+# next to the verifier, empties /logs/verifier, puts the tests at /tests, runs test.sh, then
 # snapshots the reward files so a later change to them can be detected. ``exit-code`` is written
 # last: its presence means the snapshot is complete.
 VERIFIER_WRAPPER = rf"""
 echo $$ > {VERIFIER_SID_FILE}
+workdir=$1; procs=$2; how=$3; shift 3
+/bin/sh -c "$procs" tbflow-procs list > {RAN_NEXT_TO_FILE} 2>&1
 rm -rf /logs/verifier /tests
 mkdir -p /logs/verifier
 chmod 777 /logs/verifier
-mv {TESTS_STAGING}/tests /tests
-if [ -n "$1" ]; then cd "$1" || exit 97; fi
+if [ "$how" = staged ]; then
+  mv {TESTS_STAGING}/tests /tests
+else
+  mkdir -p /tests
+  while [ $# -ge 4 ]; do
+    if [ "$1" = d ]; then mkdir -p "/tests/$2"; else printf '%b' "$4" > "/tests/$2" || exit 96; fi
+    chmod "$3" "/tests/$2"
+    shift 4
+  done
+fi
+if [ -n "$workdir" ]; then cd "$workdir" || exit 97; fi
 bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1 </dev/null
 rc=$?
 rm -rf {SNAPSHOT_DIR}
@@ -138,5 +153,6 @@ mkdir -p {SNAPSHOT_DIR}
 for f in reward.txt reward.json; do
   if [ -e /logs/verifier/$f ]; then cp /logs/verifier/$f {SNAPSHOT_DIR}/$f; fi
 done
+cp {RAN_NEXT_TO_FILE} {SNAPSHOT_DIR}/ran-next-to 2>/dev/null
 echo $rc > {SNAPSHOT_DIR}/exit-code
 """

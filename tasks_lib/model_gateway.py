@@ -48,6 +48,8 @@ __all__ = ["ModelGateway", "GatewayError", "GatewayUsage", "GatewayConfigError",
            "error_body"]
 
 REDACTED = "[REDACTED]"
+#: every per-trial token starts with this, so records can be scrubbed without knowing the token
+TOKEN_PREFIX = "sk-tbflow-"
 
 
 class GatewayError(TbflowError):
@@ -134,7 +136,7 @@ class ModelGateway:
 
     def register_trial(self, trial_id: str) -> str:
         """A fresh token for ``trial_id`` (an earlier one is revoked, its usage reset)."""
-        token = "sk-tbflow-" + secrets.token_urlsafe(32)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self._lock:
             self._revoke(trial_id)
             self._tokens[token] = trial_id

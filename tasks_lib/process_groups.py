@@ -9,7 +9,8 @@ start servers with ``&``), while work that was cut off must not keep changing wh
 * finished by itself: nothing is killed.
 
 Either way the record lists what was left running, so a reader can see what the verifier ran
-next to.
+next to. That list comes from the verifier wrapper, which takes it just before ``test.sh``
+starts; when nothing is killed this stage therefore needs no exec of its own (~70 ms a trial).
 """
 
 from __future__ import annotations
@@ -26,6 +27,5 @@ def kill_process_groups(sandbox: Sandbox, agent: AgentOutcome, killed_at_deadlin
     if cut_off:
         killed, left = sandbox.processes(STAGE, [AGENT_SID_GLOB])
         killed = killed_at_deadline + killed
-    else:
-        killed, left = [], sandbox.processes(STAGE)[1]
-    return KillOutcome(cut_off=cut_off, killed=killed, left_running=left)
+        return KillOutcome(cut_off=True, killed=killed, left_running=left)
+    return KillOutcome(cut_off=False)

@@ -22,7 +22,7 @@ import requests
 from docker.errors import APIError, DockerException, NotFound
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from .archives import extract_checked, pack
+from .archives import extract_checked, extract_subdirs_checked, pack
 from .container_scripts import AGENT_WRAPPER, PROCESS_TOOL, RUN_DIR
 from .docker_client import LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
 from .errors import ContainerError, TransferError
@@ -78,30 +78,37 @@ class Sandbox:
         """Start the trial container. ``mounts`` (host dir → container dir, read-only) is used
         only for the model gateway's socket, so it needs an engine on this host."""
         env = task.config.environment
-        client = get_client()
+        api = get_client().api
         name = container_name(job_id, trial_id)
-        _remove_by_name(name)
-        kwargs: dict = dict(
-            image=image, command=["sleep", "infinity"], init=True, detach=True, name=name,
-            labels={**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id},
-            environment=dict(env.env) or None,
-        )
-        if env.workdir:
-            kwargs["working_dir"] = env.workdir
+        host: dict = dict(init=True)
         if not env.allow_internet:
-            kwargs["network_mode"] = "none"
+            host["network_mode"] = "none"
         if env.cpus:
-            kwargs["nano_cpus"] = int(env.cpus * 1e9)
+            host["nano_cpus"] = int(env.cpus * 1e9)
         if mounts:
-            kwargs["volumes"] = {h: {"bind": t, "mode": "ro"} for h, t in mounts.items()}
+            host["binds"] = {h: {"bind": t, "mode": "ro"} for h, t in mounts.items()}
         if env.memory_mb:
-            kwargs["mem_limit"] = f"{env.memory_mb}m"
-            kwargs["memswap_limit"] = f"{env.memory_mb}m"
+            host["mem_limit"] = f"{env.memory_mb}m"
+            host["memswap_limit"] = f"{env.memory_mb}m"
+
+        def create() -> str:
+            return api.create_container(
+                image, ["sleep", "infinity"], name=name, working_dir=env.workdir or None,
+                labels={**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id},
+                environment=dict(env.env) or None, host_config=api.create_host_config(**host))["Id"]
+
         try:
-            container = client.containers.run(**kwargs)
+            try:
+                container_id = create()
+            except APIError as exc:
+                if exc.status_code != 409:  # a leftover of an earlier try of this trial holds the name
+                    raise
+                _remove_by_name(name)
+                container_id = create()
+            api.start(container_id)
         except DockerException as exc:
             raise ContainerError("run-agent", f"container failed to start from {image}: {exc}") from exc
-        return cls(container.id, name)
+        return cls(container_id, name)
 
     # -- files -------------------------------------------------------------------------------
 
@@ -130,11 +137,17 @@ class Sandbox:
         with open(tar_path, "rb") as fh:
             self.put(fh, what, stage)
 
-    def download(self, path: str, dest: Path, stage: str) -> list[str]:
-        """Copy container ``path`` (a directory) into ``dest/<basename>`` after checking it."""
+    def download(self, path: str, dest: Path, stage: str, keep: tuple[str, ...] | None = None) -> list[str]:
+        """Copy container ``path`` (a directory) into ``dest/<basename>`` after checking it.
+
+        With ``keep``, only ``path/<k>`` for ``k`` in ``keep`` is extracted, as ``dest/<k>``.
+        """
+        top = Path(path).name
         try:
             stream, _ = _retry_transient(get_client().api.get_archive)(self.id, path)
-            return extract_checked(stream, dest, Path(path).name)
+            if keep is not None:
+                return extract_subdirs_checked(stream, dest, top, keep)
+            return extract_checked(stream, dest, top)
         except NotFound:
             return []
         except TransferError:
@@ -207,17 +220,22 @@ class Sandbox:
         code, out = self.run(["/bin/sh", "-c", PROCESS_TOOL, "tbflow-procs", mode, *(kill_sid_globs or [])], stage)
         if code != 0:
             raise ContainerError(stage, f"process tool exited {code}: {out.strip()[-500:]}")
-        killed, left = [], []
-        for line in out.splitlines():
-            parts = line.split(" ", 3)
-            if len(parts) < 3 or parts[0] not in ("killed", "left"):
-                continue
-            info = ProcessInfo(pid=int(parts[1]), sid=int(parts[2]), command=(parts[3] if len(parts) > 3 else "").strip())
-            (killed if parts[0] == "killed" else left).append(info)
-        return killed, left
+        return parse_process_lines(out)
 
     def remove(self) -> None:
         _remove_by_name(self.id)
+
+
+def parse_process_lines(out: str) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
+    """(killed, left running) from the process tool's ``killed|left PID SID CMD`` lines."""
+    killed, left = [], []
+    for line in out.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) < 3 or parts[0] not in ("killed", "left") or not (parts[1].isdigit() and parts[2].isdigit()):
+            continue
+        info = ProcessInfo(pid=int(parts[1]), sid=int(parts[2]), command=(parts[3] if len(parts) > 3 else "").strip())
+        (killed if parts[0] == "killed" else left).append(info)
+    return killed, left
 
 
 def _remove_by_name(name_or_id: str) -> None:

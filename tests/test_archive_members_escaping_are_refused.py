@@ -6,7 +6,7 @@ import tarfile
 
 import pytest
 
-from tasks_lib.archives import extract_checked, pack
+from tasks_lib.archives import extract_checked, extract_subdirs_checked, pack
 from tasks_lib.errors import UnsafeArchiveError
 
 
@@ -69,3 +69,20 @@ def test_pack_normalises_crlf_in_scripts_only(tmp_path):
     assert got["stage/tests/test.sh"] == b"#!/bin/bash\necho hi\n"
     assert got["stage/tests/data.bin"] == b"a\r\nb\0"
     assert got["stage/tests/notes.txt"] == b"keep\r\n"
+
+
+def test_one_logs_download_keeps_each_dir_to_itself(tmp_path):
+    """/logs comes down in one archive; a link in agent/ must not reach into verifier/ (or the
+    trial record beside them) once the logs/ prefix is stripped."""
+    ok = tar_of(file("logs/agent/a.txt", b"A"), file("logs/verifier/reward.txt", b"1"),
+                link("logs/agent/inner", "a.txt"), file("logs/other/ignored.txt"), dev("logs/other/dev"))
+    names = extract_subdirs_checked(iter([ok]), tmp_path / "t", "logs", ("agent", "verifier"))
+    assert sorted(names) == ["agent/a.txt", "agent/inner", "verifier/reward.txt"]
+    assert (tmp_path / "t/verifier/reward.txt").read_bytes() == b"1"
+    assert not (tmp_path / "t/other").exists()
+    for bad in (link("logs/agent/x", "../verifier/reward.txt"), link("logs/agent/x", "../../trial.json"),
+                file("logs/../escape"), file("/logs/agent/abs")):
+        with pytest.raises(UnsafeArchiveError):
+            extract_subdirs_checked(iter([tar_of(file("logs/agent/a.txt"), bad)]), tmp_path / "u", "logs",
+                                    ("agent", "verifier"))
+        assert not (tmp_path / "u").exists()
