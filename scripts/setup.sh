@@ -87,8 +87,9 @@ elif dockerd_running; then
 else
   [ "$(id -u)" -eq 0 ] || die "no docker engine and not root: cannot start dockerd"
   say "starting dockerd (log: $DOCKERD_LOG)"
-  # setsid + nohup: own session, survives this script and CI step teardown.
-  setsid nohup dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+  # setsid + nohup: own session, survives this script and CI step teardown. 9>&-: the daemon
+  # must not inherit the setup lock, or every later setup (./tbflow run) waits on it forever.
+  setsid nohup dockerd >"$DOCKERD_LOG" 2>&1 </dev/null 9>&- &
   dpid=$!
   if ! wait_engine "$dpid"; then
     say "dockerd did not come up; last lines of $DOCKERD_LOG:"

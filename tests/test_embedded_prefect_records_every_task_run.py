@@ -1,0 +1,39 @@
+"""Embedded mode batches the local server's task-run recorder (flows/embedded_prefect.py) to
+save CPU; that must not lose history: after the CLI process ends, its Prefect database holds
+every stage of every trial in its final state, plus the report task."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from task_factory import make_task
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ("prepare-harness", "build-image", "run-agent", "kill-process-groups", "run-verifier", "classify")
+
+
+def test_every_task_run_is_recorded_completed_after_the_process_exits(docker_ready, tmp_path):
+    ds = tmp_path / "ds"
+    make_task(ds, "one")
+    make_task(ds, "two")
+    home = tmp_path / "prefect-home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(home)
+    out = subprocess.run([sys.executable, "-m", "flows.cli", "run", str(ds), "--harness", "oracle",
+                          "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "j"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+    with sqlite3.connect(home / "prefect.db") as db:
+        rows = db.execute("select name, state_type from task_run").fetchall()
+    states: dict[str, list[str]] = {}
+    for name, state in rows:
+        states.setdefault(name.rsplit("-", 1)[0] if name.rsplit("-", 1)[0] in STAGES else name, []).append(state)
+    for stage in STAGES:
+        assert states.get(stage) == ["COMPLETED", "COMPLETED"], (stage, states)
+    assert states.get("one.oracle.1") == ["COMPLETED"] and states.get("two.oracle.1") == ["COMPLETED"], states
+    assert any(n.startswith("report") for n in states), states
