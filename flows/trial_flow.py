@@ -143,6 +143,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     harness = get_harness(spec.harness)
     started = datetime.now(timezone.utc)
     image = agent = kill = verifier = error = prepared = None
+    retryable = True
     storage = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
         task_ = load_task(Path(spec.task_path))
@@ -165,6 +166,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         error = StageError(stage="prepare-harness", kind="harness", message=str(exc))
     except EnvironmentFailure as exc:
         error = StageError(stage=exc.stage, kind="environment", message=exc.message, evidence=exc.evidence)
+        retryable = exc.retryable
     except (DockerException, requests.exceptions.RequestException) as exc:
         error = StageError(stage="docker", kind="environment", message=f"Docker engine error: {exc}")
     except Exception as exc:  # a tbflow bug must still end the trial visibly, with its traceback
@@ -178,7 +180,8 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     agent_outcome = read_agent_logs(agent.outcome, harness, trial_dir) if agent else None
     interrupts.check()
     earlier = json.loads(retry_log.read_text()) if retry_log.is_file() else []
-    if error is not None and error.kind == "environment" and error.stage != "tbflow" and retries_left > 0:
+    if (error is not None and error.kind == "environment" and error.stage != "tbflow" and retryable
+            and retries_left > 0):
         retry_log.parent.mkdir(exist_ok=True)
         retry_log.write_text(json.dumps(earlier + [f"{error.stage}: {error.message}"]))
         raise EnvironmentRetry(error.stage, f"retrying after: {error.message}", error.evidence)

@@ -52,7 +52,10 @@ class EnvironmentFailure(TbflowError):
 
     ``stage`` is the trial stage it happened in; ``evidence`` a path (relative to the trial
     dir, like every path in a trial record) of the log that shows it, when there is one.
+    ``retryable`` is False for failures that a new try would only repeat.
     """
+
+    retryable = True
 
     def __init__(self, stage: str, message: str, evidence: str | None = None) -> None:
         self.stage = stage
@@ -74,4 +77,9 @@ class TransferError(EnvironmentFailure):
 
 
 class UnsafeArchiveError(TransferError):
-    """An archive from the container holds a member that would land outside its directory."""
+    """An archive from the container holds a member that would land outside its directory.
+
+    Not retried: what the trial wrote into its logs is deterministic, and a new try costs a whole
+    agent run only to be refused again."""
+
+    retryable = False

@@ -1,6 +1,7 @@
 """The agent's logs come down with the verifier's in one download of /logs; when that download
 is refused (test.sh left a link pointing out of /logs/verifier) the trial is invalid and the
-agent's logs are still kept as evidence. A hostile link elsewhere under /logs, outside the two
+agent's logs are still kept as evidence, and the trial is not retried (a new try would be refused
+the same way). A hostile link elsewhere under /logs, outside the two
 log dirs tbflow keeps, changes nothing."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ def test_refused_verifier_download_keeps_agent_logs(run_job, tmp_path):
     rec = record_of(result, "leaky-verifier")
     assert rec.validity.status == "invalid" and rec.validity.kind == "environment", rec.validity
     assert rec.error is not None and "points outside logs/verifier" in rec.error.message, rec.error
+    assert rec.env_retry_errors == [], "a refused archive is deterministic: it must not be retried"
     trial = tmp_path / "jobs/job/trials" / rec.trial_id
     assert "solved-it" in (trial / "agent/oracle.txt").read_text()
     assert not (trial / "verifier/leak").exists()
