@@ -78,8 +78,9 @@ def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) ->
     """The outcome completed from the agent's downloaded logs: usage, error line, and whether
     the CLI's log and the gateway agree (the logs come down with the verifier's, in one call)."""
     agent_dir = trial_dir / "agent"
-    usage = harness.parse_usage(agent_dir) if agent_dir.is_dir() else None
-    error_line = harness.error_line(agent_dir) if agent_dir.is_dir() else None
+    have_logs = agent_dir.is_dir()
+    usage = harness.parse_usage(agent_dir) if have_logs else None
+    error_line = harness.error_line(agent_dir) if have_logs else None
     return outcome.model_copy(update=dict(
         usage=usage,
         error_line=_redact(error_line),

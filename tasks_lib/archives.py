@@ -14,6 +14,7 @@ import os
 import posixpath
 import tarfile
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -145,16 +146,24 @@ def check_member(member: tarfile.TarInfo, dest_root: str) -> None:
             raise UnsafeArchiveError("download", f"archive link {name!r} -> {link!r} points outside {dest_root}/")
 
 
+@contextmanager
+def _spooled(chunks: Iterator[bytes]):
+    """The whole stream in a seekable buffer (memory up to 32 MiB, then disk): tar needs to read
+    every member header before anything is extracted."""
+    with tempfile.SpooledTemporaryFile(max_size=32 * 1024 * 1024) as buf:
+        for chunk in chunks:
+            buf.write(chunk)
+        buf.seek(0)
+        yield buf
+
+
 def extract_checked(chunks: Iterator[bytes], dest: Path, dest_root: str) -> list[str]:
     """Extract a ``get_archive`` stream into ``dest`` after checking every member.
 
     The whole archive is checked before the first file is written, so a hostile member leaves
     nothing half-extracted. Returns the member names.
     """
-    with tempfile.SpooledTemporaryFile(max_size=32 * 1024 * 1024) as buf:
-        for chunk in chunks:
-            buf.write(chunk)
-        buf.seek(0)
+    with _spooled(chunks) as buf:
         return _extract(buf, dest, dest_root)
 
 
@@ -165,10 +174,7 @@ def extract_subdirs_checked(chunks: Iterator[bytes], dest: Path, top: str, keep:
     is checked as its own root, so a link in ``agent/`` cannot point into ``verifier/`` (or at
     the trial record beside them) once the prefix is stripped.
     """
-    with tempfile.SpooledTemporaryFile(max_size=32 * 1024 * 1024) as buf:
-        for chunk in chunks:
-            buf.write(chunk)
-        buf.seek(0)
+    with _spooled(chunks) as buf:
         with tarfile.open(fileobj=buf, mode="r:") as tar:
             members = []
             for m in tar.getmembers():

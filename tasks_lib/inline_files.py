@@ -37,14 +37,15 @@ def inline_tree(source: Path, normalise_crlf: bool = False) -> list[str] | None:
     args: list[str] = []
     total = 0
     for item in sorted(source.rglob("*")):
-        rel = item.relative_to(source).as_posix()
-        mode = f"{item.stat().st_mode & 0o7777:o}" if not item.is_symlink() else ""
         if item.is_symlink() or not (item.is_dir() or item.is_file()):
             return None
+        rel = item.relative_to(source).as_posix()
+        st = item.stat()
+        mode = f"{st.st_mode & 0o7777:o}"
         if item.is_dir():
             args += ["d", rel, mode, ""]
             continue
-        if item.stat().st_size > MAX_FILE_CHARS:
+        if st.st_size > MAX_FILE_CHARS:
             return None
         data = item.read_bytes()
         if normalise_crlf:
