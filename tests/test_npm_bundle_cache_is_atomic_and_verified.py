@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from concurrently import call_concurrently
 from harnesses import npm_bundle
 from harnesses.bundle_cache import build_atomically, read_valid
 from harnesses.npm_bundle import (IntegrityMismatchError, NpmCommandError, NpmPackage, NpmUnavailableError,
@@ -117,19 +118,7 @@ def test_unknown_version_fails_clearly_with_npms_stderr(cache):
 
 
 def test_concurrent_fetches_end_with_one_valid_entry(cache):
-    results, errors = [], []
-
-    def fetch():
-        try:
-            results.append(fetch_package(IS_NUMBER))
-        except Exception as exc:  # noqa: BLE001 - collected for the assertion below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=fetch) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results, errors = call_concurrently(lambda: fetch_package(IS_NUMBER), 3)
     assert errors == [] and len(set(results)) == 1
     entries = list(version_dir(cache).iterdir())
     assert [e.name for e in entries] == [results[0].parent.name]  # no .tmp-* or .discard-* left

@@ -4,10 +4,10 @@ that carries gcc's output and the install command."""
 
 import struct
 import subprocess
-import threading
 
 import pytest
 
+from concurrently import call_concurrently
 from tasks_lib.relay_build import RELAY_NAME, RELAY_SOURCE, RelayBuildError, ensure_relay_binary, source_digest
 
 
@@ -39,18 +39,7 @@ def test_changed_source_gets_its_own_binary(tmp_path):
 
 
 def test_concurrent_builds_yield_one_complete_binary(tmp_path):
-    results, errors = [], []
-
-    def build() -> None:
-        try:
-            results.append(ensure_relay_binary(cache_dir=tmp_path))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=build) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results, errors = call_concurrently(lambda: ensure_relay_binary(cache_dir=tmp_path), 4)
     assert not errors and len(set(results)) == 1
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [RELAY_NAME]  # no temp files left
     assert subprocess.run([str(results[0]), "--wait", "1", "0"], capture_output=True).returncode == 1
