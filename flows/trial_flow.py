@@ -39,7 +39,7 @@ from harnesses.registry import get_harness
 from tasks_lib import interrupts
 from tasks_lib.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.classify import classify
-from tasks_lib.docker_client import LABEL_FLOW_RUN
+from tasks_lib.docker_client import LABEL_FLOW_RUN, LABEL_JOB_DIR
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
 from tasks_lib.images import ensure_image, image_present
 from tasks_lib.job_store import JobStore
@@ -93,8 +93,10 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
     harness = get_harness(spec.harness)
     mounts = gateway_mounts(spec.job_id) if harness.kind == "model" else None
     run_id = flow_run.get_id()
-    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id, mounts=mounts,
-                            labels={LABEL_FLOW_RUN: run_id} if run_id else None)
+    labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
+    if run_id:
+        labels[LABEL_FLOW_RUN] = str(run_id)
+    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id, mounts=mounts, labels=labels)
     return run_agent(sandbox, spec, task_, harness, prepared, trial_dir,
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 

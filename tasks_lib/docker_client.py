@@ -23,6 +23,8 @@ LABEL_JOB = "tbflow.job"
 LABEL_TRIAL = "tbflow.trial"
 #: the Prefect flow run that started the container, so a cancellation hook can find it
 LABEL_FLOW_RUN = "tbflow.flow_run"
+#: the absolute job directory, so a tool (or a test session) can tell whose container it is
+LABEL_JOB_DIR = "tbflow.job_dir"
 
 
 def get_client() -> docker.DockerClient:

@@ -56,14 +56,22 @@ def run_job(docker_ready, prefect_local, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def _no_leftover_containers(request):
-    """Every test must leave no tbflow trial container behind."""
+def _no_leftover_containers(request, tmp_path_factory):
+    """Every test must leave no trial container of its own behind.
+
+    Only containers of jobs under this session's temporary dirs count (label ``tbflow.job_dir``):
+    a benchmark the user runs on the same machine, or another test session, is never touched.
+    """
     yield
     if "docker_ready" not in request.fixturenames and "run_job" not in request.fixturenames:
         return
-    from tasks_lib.docker_client import LABEL_TRIAL, get_client
+    import os
 
-    left = get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
+    from tasks_lib.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
+
+    base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
+    left = [c for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
+            if os.path.realpath(c.labels.get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
     names = [c.name for c in left]
     for c in left:
         c.remove(force=True)
