@@ -32,21 +32,27 @@ MAX_ERROR_LINE = 500
 
 
 def events(log: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSON-lines log, skipping blank, truncated and non-object lines."""
+    """The JSON objects of a JSON-lines log, skipping blank, truncated and non-object lines.
+
+    Read as a stream, one line at a time, and split on ``\n`` only: ``str.splitlines()`` also
+    breaks at U+2028, U+2029 and U+0085, which Node's and Rust's JSON writers leave raw inside
+    strings, so a model reply containing one would cut the line that carries the usage.
+    """
     try:
-        data = log.read_bytes()
+        fh = log.open("rb")
     except OSError:
         return
-    for raw in data.decode("utf-8", errors="replace").splitlines():
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            continue
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
+    with fh:
+        for raw in fh:
+            raw = raw.strip()
+            if not raw.startswith(b"{"):
+                continue
+            try:
+                event = json.loads(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                yield event
 
 
 def _int(value: Any) -> int:

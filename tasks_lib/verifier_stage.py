@@ -25,7 +25,7 @@ from .container_scripts import (PROCESS_TOOL, SNAPSHOT_DIR, TESTS_STAGING, VERIF
                                 VERIFIER_WRAPPER)
 from .errors import TransferError
 from .inline_files import inline_tree
-from .records import ProcessInfo, VerifierOutcome
+from .records import DEFAULT_MAX_LOG_BYTES, LogsOutcome, ProcessInfo, VerifierOutcome
 from .rewards import read_rewards
 from .sandbox import Sandbox, parse_process_lines
 from .task_model import Task
@@ -39,9 +39,12 @@ class VerifierStageResult(BaseModel):
     outcome: VerifierOutcome
     #: processes running when the wrapper started, before test.sh; None if it never listed them
     ran_next_to: list[ProcessInfo] | None = None
+    #: what was skipped or cut when /logs came out
+    logs: LogsOutcome | None = None
 
 
-def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float) -> VerifierStageResult:
+def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float,
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> VerifierStageResult:
     inline = inline_tree(task.tests_dir, normalise_crlf=True)
     if inline is None:
         sandbox.upload_dirs([(task.tests_dir, f"{TESTS_STAGING}/tests")], STAGE, normalise_crlf=True)
@@ -50,7 +53,7 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     exec_id = sandbox.start_detached(VERIFIER_WRAPPER, args, STAGE, user="root", env=task.config.verifier.env)
     result = sandbox.wait(exec_id, timeout_sec, STAGE,
                           on_deadline=lambda: sandbox.processes(STAGE, [VERIFIER_SID_FILE]))
-    sandbox.download("/logs", trial_dir, STAGE, keep=LOG_DIRS)
+    logs = sandbox.download_logs("/logs", trial_dir, STAGE, LOG_DIRS, max_log_bytes)
     vdir = trial_dir / "verifier"
     vdir.mkdir(exist_ok=True)
     snap = vdir / Path(SNAPSHOT_DIR).name
@@ -68,16 +71,16 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     else:
         reading = read_rewards(vdir)
         outcome = VerifierOutcome(reward=reading.reward, rewards=reading.rewards, problem=reading.problem, **base)
-    return VerifierStageResult(outcome=outcome, ran_next_to=ran_next_to)
+    return VerifierStageResult(outcome=outcome, ran_next_to=ran_next_to, logs=logs)
 
 
-def collect_agent_logs(sandbox: Sandbox, trial_dir: Path) -> None:
+def collect_agent_logs(sandbox: Sandbox, trial_dir: Path, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogsOutcome | None:
     """Best effort: keep the agent's logs when the trial failed before the verifier downloaded
     them (the failure itself is what gets recorded)."""
     try:
-        sandbox.download("/logs", trial_dir, STAGE, keep=("agent",))
+        return sandbox.download_logs("/logs", trial_dir, STAGE, ("agent",), max_log_bytes)
     except TransferError:
-        pass
+        return None
 
 
 def _content(path: Path) -> bytes | None:
