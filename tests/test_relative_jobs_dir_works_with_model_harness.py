@@ -32,4 +32,4 @@ def test_model_harness_runs_with_default_relative_jobs_dir(tmp_path, monkeypatch
     assert len(records) == 1, list((work / "jobs").rglob("*"))
     rec = json.loads(records[0].read_text())
     assert rec["validity"]["status"] == "scored" and rec["validity"]["reward"] == 1.0, rec["validity"]
-    assert rec["agent"]["gateway_usage"]["total_tokens"] > 0
+    assert rec["agent"]["gateway_usage"]["output_tokens"] > 0
