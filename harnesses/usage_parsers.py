@@ -1,7 +1,9 @@
 """Model usage and the failure line of each agent CLI, read from its own JSON event log only.
 
-Whether a model harness "reached the model" is judged from usage in the CLI's stdout event log,
-never from its exit code: pi exits 0 after a 401, codex never exits when the endpoint is down.
+Whether a model harness "reached the model" is judged from usage in the CLI's stdout event log
+(with tbflow's gateway as the second witness for a CLI cut off before it logged usage, see
+``tasks_lib.classify``), never from its exit code: pi exits 0 after a 401, codex never exits
+when the endpoint is down.
 The rules follow research/agent-clis.md §5. Across CLIs, ``Usage`` means the same thing:
 
 * ``input_tokens`` = every prompt token the model processed, *including* cache reads and cache
