@@ -83,7 +83,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if model_harnesses:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
-        upstream_for(sorted({harnesses[h].wire_api for h in model_harnesses if harnesses[h].wire_api}))
+        upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
     job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
     previous: JobRecord | None = None
     if job_dir.exists():

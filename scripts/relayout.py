@@ -57,8 +57,8 @@ SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", "jobs", ".pytest_ca
 _DOTTED = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(MOVES, key=len, reverse=True)) + r")\b(?![\w])")
 _FLOWS_CLI = re.compile(r"\bflows\.cli\b(?!\.(?:" + "|".join(FLOWS_CLI_CHILDREN) + r")\b)(?![\w])"
                         r"(?! import (?:" + "|".join(FLOWS_CLI_CHILDREN) + r")\b)")
-_FROM_PKG = re.compile(r"^(?P<indent>[ \t]*)from (?P<pkg>tasks_lib|harnesses|flows) import (?P<names>[^()\n#]+?)[ \t]*(?P<comment>#.*)?$",
-                       re.M)
+_FROM_PKG = re.compile(r"^(?P<indent>[ \t]*)from (?P<pkg>tasks_lib|harnesses|flows) import "
+                       r"(?P<names>[^()\n#]+?)[ \t]*(?P<comment>#.*)?$", re.M)
 _RELATIVE = re.compile(r"^(?P<indent>[ \t]*)from \.(?P<mod>\w+) import ", re.M)
 _RELATIVE_BARE = re.compile(r"^(?P<indent>[ \t]*)from \. import (?P<mod>\w+)(?P<alias>\s+as\s+\w+)?[ \t]*$", re.M)
 

@@ -30,7 +30,7 @@ def test_episode_through_gateway_is_forwarded_and_counted(rig, api, stream):
 
     seen = rig.mock.requests
     assert [r["reply"] for r in seen] == ["tool", "final"]
-    for request, turn in zip(seen, ["tool", "final"]):
+    for request, turn in zip(seen, ["tool", "final"], strict=True):
         headers = request["headers"]
         assert token not in json.dumps(headers)
         if api.family == "anthropic":

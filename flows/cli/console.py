@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from flows.cli.progress import describe
@@ -21,7 +21,7 @@ out = Console()
 class RichProgress:
     def __init__(self) -> None:
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
         console.print(f"[bold]tbflow[/bold] job {job_dir}: {total} trials"
@@ -32,7 +32,7 @@ class RichProgress:
         self._task = self._progress.add_task("trials", total=total, completed=already_done)
 
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.console.print("  " + describe(record), markup=False, highlight=False)
             self._progress.update(self._task, completed=done)
 
@@ -58,7 +58,7 @@ def print_results(result) -> None:
                       "[green]scored[/green]" if v.status == "scored" else "[red]invalid[/red]",
                       detail, f"{r.duration_sec:.1f}s")
     out.print(table)
-    scored = [r.validity.reward for r in records if r.validity.status == "scored"]
+    scored = [r.validity.reward or 0.0 for r in records if r.validity.status == "scored"]
     kinds = Counter(r.validity.kind for r in records if r.validity.status == "invalid")
     invalid = sum(kinds.values())
     by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) if kinds else "none"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import sys
 
 import hashlib
 import json
@@ -44,7 +43,8 @@ from tasks_lib.job.task_model import Task
 
 from harnesses.bundles.bundle_cache import build_atomically, cache_root
 from harnesses.bundles.node_runtime import target_machine
-from harnesses.bundles.npm_bundle import BundleProvenance, NpmPackage, PackageFetchError, check_exact_version, fetch_package, provenance
+from harnesses.bundles.npm_bundle import (BundleProvenance, NpmPackage, PackageFetchError, check_exact_version,
+                                          fetch_package, provenance)
 
 #: the env var that carries ``access.token`` for CLIs that take the key's variable name
 TOKEN_ENV = "TBFLOW_MODEL_TOKEN"
@@ -155,7 +155,7 @@ class CliHarness(Harness):
         other CLIs' own modules are left out, so changing codex does not refuse a pi job.
         """
         folder = Path(__file__).resolve().parent
-        own = Path(sys.modules[type(self).__module__].__file__).resolve()
+        own = Path(inspect.getfile(type(self))).resolve()
         others = _adapter_modules(folder)
         skip = {folder / "__init__.py"} | (others - {own})
         shared = [p for p in folder.glob("*.py") if p not in skip]

@@ -228,7 +228,8 @@ class Sandbox:
 
 def parse_process_lines(out: str) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
     """(killed, left running) from the process tool's ``killed|left PID SID CMD`` lines."""
-    killed, left = [], []
+    killed: list[ProcessInfo] = []
+    left: list[ProcessInfo] = []
     for line in out.splitlines():
         parts = line.split(" ", 3)
         if len(parts) < 3 or parts[0] not in ("killed", "left") or not (parts[1].isdigit() and parts[2].isdigit()):

@@ -79,7 +79,8 @@ class UpstreamConfig(BaseModel):
             if suffix and base.endswith(suffix):  # a pasted OpenAI-style base: do not double the /v1
                 base = base[: -len(suffix)]
             try:
-                return UpstreamEndpoint(base_url=base + suffix, api_key=env.get(key_var) or None, auth=auth)
+                return UpstreamEndpoint.model_validate(
+                    {"base_url": base + suffix, "api_key": env.get(key_var) or None, "auth": auth})
             except ValueError as exc:
                 raise GatewayConfigError(url_var, str(exc).splitlines()[-1].strip()) from None
         timeout = env.get("TBFLOW_GATEWAY_READ_TIMEOUT_SEC")
@@ -91,7 +92,7 @@ class UpstreamConfig(BaseModel):
         anthropic = endpoint("TBFLOW_ANTHROPIC_BASE_URL", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                              "x-api-key", "/v1")
         try:
-            return cls(openai=openai, anthropic=anthropic, **extra)
+            return cls.model_validate({"openai": openai, "anthropic": anthropic, **extra})
         except ValidationError:
             raise GatewayConfigError("TBFLOW_GATEWAY_READ_TIMEOUT_SEC", "must be a positive number of seconds") from None
 

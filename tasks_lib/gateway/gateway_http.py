@@ -146,7 +146,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            parts, total = [], 0
+            parts: list[bytes] = []
+            total = 0
             while True:
                 try:
                     size = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)

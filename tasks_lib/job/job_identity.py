@@ -16,7 +16,9 @@ import hashlib
 import inspect
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -79,11 +81,12 @@ def default_adapter_sources(harness) -> list[Path]:
     return [main, base]
 
 
-def compute_identity(config: dict, tasks: dict[str, Path], harnesses: dict[str, object]) -> JobIdentity:
+def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[str, Any]) -> JobIdentity:
     return JobIdentity(
         config={k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
         tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
-        harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h)) for name, h in sorted(harnesses.items())},
+        harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h))
+                   for name, h in sorted(harnesses.items())},
     )
 
 

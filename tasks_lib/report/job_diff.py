@@ -24,6 +24,7 @@ from tasks_lib.report.stats import sign_test, t_interval
 
 TIE = 1e-9
 Status = Literal["pass", "fail", "mixed", "invalid", "absent"]
+Outcome = Literal["b_better", "a_better", "tie", "a_only", "b_only", "neither"]
 
 
 class SideTask(BaseModel):
@@ -42,7 +43,7 @@ class TaskComparison(BaseModel):
     a: SideTask
     b: SideTask
     delta: float | None = Field(description="B mean - A mean; None unless both sides are scored.")
-    outcome: Literal["b_better", "a_better", "tie", "a_only", "b_only", "neither"]
+    outcome: Outcome
 
 
 class PairedSummary(BaseModel):
@@ -137,6 +138,7 @@ def _arm(a: Results, b: Results, ha: str, hb: str) -> ArmDiff:
     for task in sorted(set(rows_a) | set(rows_b)):
         sa, sb = _side(rows_a.get(task)), _side(rows_b.get(task))
         delta = None
+        outcome: Outcome
         if sa.scored and sb.scored:
             delta = sb.mean_reward - sa.mean_reward  # type: ignore[operator]
             outcome = "tie" if abs(delta) <= TIE else ("b_better" if delta > 0 else "a_better")
@@ -156,14 +158,14 @@ def _paired(rows: list[TaskComparison]) -> PairedSummary:
     both = [r for r in rows if r.delta is not None]
     if not both:
         return PairedSummary(tasks=0)
-    deltas = [r.delta for r in both]
+    deltas = [r.delta for r in both if r.delta is not None]
     wins = sum(1 for r in both if r.outcome == "b_better")
     losses = sum(1 for r in both if r.outcome == "a_better")
     ci = t_interval(deltas)
     return PairedSummary(
         tasks=len(both),
-        mean_a=math.fsum(r.a.mean_reward for r in both) / len(both),
-        mean_b=math.fsum(r.b.mean_reward for r in both) / len(both),
+        mean_a=math.fsum(r.a.mean_reward or 0.0 for r in both) / len(both),
+        mean_b=math.fsum(r.b.mean_reward or 0.0 for r in both) / len(both),
         mean_delta=math.fsum(deltas) / len(deltas),
         delta_interval=Interval(low=ci[0], high=ci[1], method="paired Student t over tasks") if ci else None,
         b_better=wins, a_better=losses, ties=len(both) - wins - losses,

@@ -66,7 +66,7 @@ def build_results(job_record: JobRecord, trial_records: Iterable[TrialRecord], j
     for t in trials:
         by_harness[t.record.spec.harness].append(t)
     all_tasks = sorted({r.spec.task_name for r in records})
-    per_cell = defaultdict(int)
+    per_cell: defaultdict[tuple[str, str], int] = defaultdict(int)
     for r in records:
         per_cell[(r.spec.harness, r.spec.task_name)] += 1
     k_max = attempts_cfg or max(per_cell.values(), default=1)
@@ -142,11 +142,11 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         pass_k.append(PassAtK(k=k, value=value, tasks=used, tasks_short=short))
     usages = [t.record.agent.usage for t in trials if t.record.agent and t.record.agent.usage]
     costs = [u.cost_usd for u in usages if u.cost_usd is not None]
-    kind = trials[0].record.harness_kind if trials else None
+    harness_kind = trials[0].record.harness_kind if trials else None
     return HarnessSummary(
         harness=harness,
         harness_version=job.harness_versions.get(harness) or (trials[0].record.harness_version if trials else None),
-        harness_kind=kind,
+        harness_kind=harness_kind,
         trials=len(trials),
         scored=len(scored),
         invalid=len(invalid),
@@ -177,12 +177,12 @@ def _task_rows(harness: str, trials: list[TrialResult], all_tasks: list[str],
         got = by_task.get(task, {})
         cells = []
         for a in attempt_numbers:
-            t = got.get(a)
-            if t is None:
+            found = got.get(a)
+            if found is None:
                 cells.append(AttemptCell(attempt=a, status="missing"))
             else:
-                v = t.record.validity
-                cells.append(AttemptCell(attempt=a, status=v.status, trial_id=t.record.trial_id,
+                v = found.record.validity
+                cells.append(AttemptCell(attempt=a, status=v.status, trial_id=found.record.trial_id,
                                          reward=v.reward if v.status == "scored" else None,
                                          kind=v.kind if v.status == "invalid" else None))
         rewards = [c.reward for c in cells if c.status == "scored" and c.reward is not None]

@@ -73,4 +73,4 @@ def read_rewards(verifier_dir: Path) -> RewardReading:
         return RewardReading(problem=f"reward.txt ({txt:g}) and reward.json ({js[0]:g}) disagree")
     if js is not None:
         return RewardReading(reward=js[0], rewards=js[1])
-    return RewardReading(reward=txt, rewards={"reward": txt})
+    return RewardReading(reward=txt, rewards={"reward": txt} if txt is not None else {})
