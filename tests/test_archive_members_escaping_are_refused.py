@@ -6,8 +6,8 @@ import tarfile
 
 import pytest
 
-from tasks_lib.archives import extract_checked, pack
-from tasks_lib.log_download import extract_logs
+from tasks_lib.container.archives import extract_checked, pack
+from tasks_lib.container.log_download import extract_logs
 from tasks_lib.errors import UnsafeArchiveError
 
 

@@ -24,7 +24,7 @@ def test_model_harness_runs_with_default_relative_jobs_dir(tmp_path, monkeypatch
     solvable_task(work / "ds")
     with pointed_at_mock(monkeypatch, MockModel(SOLVE)):
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        proc = subprocess.run([sys.executable, "-m", "flows.cli", "run", "ds", "--harness", "codex",
+        proc = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", "ds", "--harness", "codex",
                                "--model", "mock/mock-model"], cwd=work, env=env, capture_output=True, text=True,
                               timeout=600, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

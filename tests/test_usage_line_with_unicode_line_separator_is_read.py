@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cli_model import SOLVE, pointed_at_mock, solvable_task
-from harnesses import usage_parsers
+from harnesses.cli import usage_parsers
 from mock_model import MockModel
 from task_factory import record_of
 
