@@ -30,7 +30,8 @@ def test_probe_sees_the_same_environment_under_every_harness(run_job, tmp_path, 
     make_task(ds, "probe", solve=PROBE + "\n", check="[ -f /app/done.txt ]",
               dockerfile="FROM tbflow/base:bookworm\nENV IMAGE_MARKER=from-image\n"
                          "ENV PATH=/opt/task-tools/bin:/usr/local/bin:/usr/bin:/bin\nWORKDIR /app\n",
-              extra_toml='\n[environment.env]\nTASK_MARKER = "from-task-toml"\n')
+              extra_toml='\n[environment.env]\nTASK_MARKER = "from-task-toml"\n',
+              agent_timeout=240)  # a generous deadline: opencode alone took 52 s to start on a loaded machine
     result = run_job(ds, harnesses=HARNESSES, model="mock/mock-model", concurrency=2)
     seen = {}
     for h in HARNESSES:

@@ -17,8 +17,9 @@ from cli_model import CLIS, SOLVE, pointed_at_mock, solvable_task
 from mock_model import MockModel
 from task_factory import record_of
 
-#: long enough for a slow CLI start on a loaded machine, below the CLIs' own tool timeouts (120 s)
-AGENT_TIMEOUT = 60
+#: long enough for a slow CLI start on a loaded machine (opencode took 52 s at load 12 on 2 cores),
+#: below the CLIs' own tool timeouts (120 s), which would end the blocking tool call themselves
+AGENT_TIMEOUT = 100
 SECOND_TURN_HANGS = {"codex": "gateway", "claude-code": "gateway", "opencode": "cli_log", "pi": "cli_log"}
 TOOL_BLOCKS = {"codex": "cli_log", "claude-code": "gateway", "opencode": "gateway", "pi": "cli_log"}
 

@@ -141,7 +141,7 @@ class Validity(BaseModel):
     kind: InvalidKind | None = None
     reason: str | None = None
     evidence: str | None = None
-    #: model harnesses: the witness that showed the harness reached the model — ``cli_log`` (its
+    #: scored trials of model harnesses: the witness that showed the harness reached the model — ``cli_log`` (its
     #: own event log shows tokens) or ``gateway`` (the log shows none, e.g. the CLI was killed
     #: before it logged usage, but tbflow's gateway relayed successful model responses with tokens)
     reached_model_by: Literal["cli_log", "gateway"] | None = None
