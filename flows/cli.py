@@ -27,6 +27,8 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
+#: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
+EXIT_TBFLOW_ERROR = 3
 
 
 @app.callback()
@@ -148,6 +150,8 @@ def _run_job(config) -> None:
         signal.signal(signal.SIGTERM, previous)
         progress.set_listener(None)
     print_results(result)
+    if any(r.validity.status == "error" for r in result.records):
+        raise typer.Exit(EXIT_TBFLOW_ERROR)
 
 
 def _sigterm(signum, frame):  # noqa: ANN001

@@ -15,6 +15,7 @@ from flows.progress import describe
 from tasks_lib.records import TrialRecord
 
 console = Console(stderr=True)
+_STATUS = {"scored": "[green]scored[/green]", "invalid": "[red]invalid[/red]", "error": "[bold red]tbflow error[/bold red]"}
 out = Console()
 
 
@@ -53,9 +54,10 @@ def print_results(result) -> None:
         table.add_column(col, overflow="fold")
     for r in records:
         v = r.validity
-        detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind}: {(v.reason or '').splitlines()[0][:160]}"
-        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt),
-                      "[green]scored[/green]" if v.status == "scored" else "[red]invalid[/red]",
+        detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind or 'tbflow'}: {(v.reason or '').splitlines()[0][:160]}"
+        if r.flags:
+            detail += " (flagged: " + "; ".join(f.kind for f in r.flags) + ")"
+        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt), _STATUS[v.status],
                       detail, f"{r.duration_sec:.1f}s")
     out.print(table)
     scored = [r.validity.reward for r in records if r.validity.status == "scored"]
@@ -64,6 +66,10 @@ def print_results(result) -> None:
     by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) if kinds else "none"
     mean = f"{sum(scored) / len(scored):.3f}" if scored else "n/a (no scored trials)"
     out.print(f"scored: {len(scored)}   invalid: {invalid} ({by_kind})   mean reward over scored: {mean}")
+    errors = [r.trial_id for r in records if r.validity.status == "error"]
+    if errors:
+        out.print(f"[bold red]tbflow errors[/bold red]: {len(errors)} trial(s) ended by a bug in tbflow "
+                  f"(see error.txt in each; resume runs them again): {', '.join(errors)}")
     for p in result.task_problems:
         out.print(f"[yellow]task not loaded[/yellow] {p.name}: {p.where}: {p.message}", markup=True)
     if result.unfinished:

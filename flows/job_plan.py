@@ -103,10 +103,10 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]
     ids = [f"{t.name}.{h}.{a}" for t, h, a in keys]
     recorded = {tid: r for tid in ids if (r := store.read_trial(tid)) is not None}
-    rerun = []
-    if config.rerun_invalid:
-        rerun = [tid for tid, r in recorded.items() if r.validity.status == "invalid"
-                 and config.rerun_invalid in ("all", r.validity.kind)]
+    # a trial ended by a tbflow bug (status "error") is always run again; its record is kept in history
+    rerun = [tid for tid, r in recorded.items() if r.validity.status == "error"
+             or (config.rerun_invalid and r.validity.status == "invalid"
+                 and config.rerun_invalid in ("all", r.validity.kind))]
     specs = [
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,

@@ -21,7 +21,10 @@ class ProgressListener(Protocol):
 
 def describe(record: TrialRecord) -> str:
     v = record.validity
-    verdict = f"scored {v.reward:g}" if v.status == "scored" else f"invalid: {v.kind} ({v.reason})"
+    verdict = (f"scored {v.reward:g}" if v.status == "scored" else f"invalid: {v.kind} ({v.reason})"
+               if v.status == "invalid" else f"tbflow error ({v.reason})")
+    if record.flags:
+        verdict += " [flagged: " + "; ".join(f"{f.kind}: {f.message}" for f in record.flags) + "]"
     return f"{record.spec.task_name} {record.spec.harness}#{record.spec.attempt}: {verdict} [{record.duration_sec:.1f}s]"
 
 

@@ -83,5 +83,8 @@ def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
     usage = job_gateway(job_id).unregister_trial(trial_id)
     # The relay runs in a session of its own (its pid file holds that session id); killing the
     # session also ends the per-connection children still holding a hung request.
-    sandbox.processes("run-agent", [RELAY_PID_FILE])
+    try:
+        sandbox.processes("run-agent", [RELAY_PID_FILE])
+    except ContainerError:
+        pass  # the container stopped (the agent may stop its own): the relay ended with it
     return usage

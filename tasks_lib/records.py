@@ -93,23 +93,42 @@ class VerifierOutcome(BaseModel):
     reward: float | None = None
     rewards: dict[str, float] = Field(default_factory=dict)
     problem: str | None = None
+    #: a tampering flag was raised (see ``TrialRecord.flags``); the reward is still test.sh's own
     tampered: bool = False
     stdout_log: str | None = None
 
 
 class StageError(BaseModel):
-    """An environment or harness failure that stopped the trial at some stage."""
+    """An environment or harness failure that stopped the trial at some stage. ``internal`` is a
+    bug in tbflow itself (the traceback is in ``error.txt``): never booked as the environment's."""
 
     stage: str
-    kind: Literal["environment", "harness"]
+    kind: Literal["environment", "harness", "internal"]
     message: str
     evidence: str | None = None
 
 
-class Validity(BaseModel):
-    """The verdict. ``scored`` carries a reward; ``invalid`` a kind, a reason and evidence."""
+class TrialFlag(BaseModel):
+    """Something the agent did to its own trial that tbflow noticed; it never makes the trial
+    invalid (README "Validity against adversarial agents").
 
-    status: Literal["scored", "invalid"]
+    ``tampering``: reward files or the verifier's directory were changed outside ``test.sh`` (the
+    reward ``test.sh`` wrote still stands). ``broke-container``: the agent broke what the verifier
+    needs (stopped the container, removed an interpreter, filled a disk); the trial is scored 0.
+    """
+
+    kind: Literal["tampering", "broke-container"]
+    message: str
+    #: a file in the trial dir that shows it
+    evidence: str | None = None
+
+
+class Validity(BaseModel):
+    """The verdict. ``scored`` carries a reward; ``invalid`` a kind, a reason and evidence;
+    ``error`` is a tbflow bug (reason and ``error.txt``): neither scored nor invalid, re-run on
+    resume."""
+
+    status: Literal["scored", "invalid", "error"]
     reward: float | None = None
     kind: InvalidKind | None = None
     reason: str | None = None
@@ -152,6 +171,8 @@ class TrialRecord(BaseModel):
     kill: KillOutcome | None = None
     verifier: VerifierOutcome | None = None
     validity: Validity
+    #: what the agent did to its own trial (tampering, a broken container), with evidence
+    flags: list[TrialFlag] = Field(default_factory=list)
     #: earlier recorded tries of this trial, kept under ``attempts/<trial_id>/`` (``--rerun-invalid``)
     previous_tries: int = 0
     #: errors of environment failures that were retried within this run, oldest first

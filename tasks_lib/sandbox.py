@@ -26,6 +26,7 @@ from .archives import extract_checked, extract_subdirs_checked, pack
 from .container_scripts import AGENT_WRAPPER, PROCESS_TOOL, RUN_DIR
 from .docker_client import LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
 from .errors import ContainerError, TransferError
+from .exec_capture import ExecCapture
 from .records import ProcessInfo
 from .task_model import Task
 from . import interrupts
@@ -53,6 +54,12 @@ class ExecResult:
     exit_code: int | None
     timed_out: bool
     duration_sec: float
+
+
+def extra_host_config() -> dict:
+    """Host-config additions for every trial container: none. A seam for tests that inject a
+    fault, e.g. a small tmpfs for an agent to fill without touching the host's disk."""
+    return {}
 
 
 def container_name(job_id: str, trial_id: str) -> str:
@@ -90,6 +97,7 @@ class Sandbox:
         if env.memory_mb:
             host["mem_limit"] = f"{env.memory_mb}m"
             host["memswap_limit"] = f"{env.memory_mb}m"
+        host.update(extra_host_config())
 
         def create() -> str:
             return api.create_container(
@@ -179,6 +187,11 @@ class Sandbox:
         except DockerException as exc:
             raise ContainerError(stage, f"could not start the command: {exc}") from exc
         return exec_id
+
+    def start_captured(self, script: str, args: list[str], stage: str, *, user: str = "",
+                       env: dict[str, str] | None = None) -> ExecCapture:
+        """Like ``start_detached``, but tbflow reads the command's stdout on the host."""
+        return ExecCapture.start(self.id, ["/bin/sh", "-c", script, "tbflow", *args], stage, user=user, env=env)
 
     def wait(self, exec_id: str, timeout: float, stage: str, on_deadline) -> ExecResult:
         """Poll a detached exec until its main process exits or ``timeout`` passes.

@@ -40,7 +40,7 @@ STAGES = {
                  lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.sid")),
     "download": (dict(test_sh="#!/bin/bash\nhead -c 300000000 /dev/zero > /logs/verifier/big.bin\n"
                               "echo 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: _in_container(c, "/logs/verifier/.tbflow-snapshot/exit-code")),
+                 lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.done")),
 }
 
 
