@@ -26,7 +26,8 @@ STDOUT = 1
 
 
 class ExecCapture:
-    """A started exec and the stdout read from it so far."""
+    """A started exec and the stdout read from it so far. It starts in ``/`` (the agent may have
+    removed the working directory); the command changes to the directory it needs itself."""
 
     def __init__(self, exec_id: str, sock) -> None:
         self.exec_id = exec_id
@@ -43,7 +44,7 @@ class ExecCapture:
         api = get_client().api
         try:
             exec_id = api.exec_create(container, argv, user=user, environment=env or None, stdin=False,
-                                      stdout=True, stderr=True)["Id"]
+                                      stdout=True, stderr=True, workdir="/")["Id"]
             sock = api.exec_start(exec_id, socket=True)
         except DockerException as exc:
             raise ContainerError(stage, f"could not start the command: {exc}") from exc

@@ -169,7 +169,8 @@ class Sandbox:
         """A short attached command (tbflow's own tools); returns (exit code, stdout+stderr)."""
         api = get_client().api
         try:
-            exec_id = api.exec_create(self.id, argv, user=user, stdout=True, stderr=True)["Id"]
+            # in "/": the agent may have removed the image's WORKDIR, which would fail the exec
+            exec_id = api.exec_create(self.id, argv, user=user, stdout=True, stderr=True, workdir="/")["Id"]
             out = api.exec_start(exec_id)
             code = api.exec_inspect(exec_id).get("ExitCode")
         except DockerException as exc:
@@ -192,6 +193,13 @@ class Sandbox:
                        env: dict[str, str] | None = None) -> ExecCapture:
         """Like ``start_detached``, but tbflow reads the command's stdout on the host."""
         return ExecCapture.start(self.id, ["/bin/sh", "-c", script, "tbflow", *args], stage, user=user, env=env)
+
+    def working_dir(self, stage: str) -> str:
+        """The container's working directory (the task's ``workdir`` or the image's WORKDIR)."""
+        try:
+            return get_client().api.inspect_container(self.id)["Config"].get("WorkingDir") or ""
+        except DockerException as exc:
+            raise ContainerError(stage, f"could not inspect the container: {exc}") from exc
 
     def wait(self, exec_id: str, timeout: float, stage: str, on_deadline) -> ExecResult:
         """Poll a detached exec until its main process exits or ``timeout`` passes.

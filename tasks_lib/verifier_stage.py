@@ -53,7 +53,7 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     inline = inline_tree(task.tests_dir, normalise_crlf=True)
     if inline is None:
         sandbox.upload_dirs([(task.tests_dir, f"{TESTS_STAGING}/tests")], STAGE, normalise_crlf=True)
-    workdir = task.config.environment.workdir or ""
+    workdir = task.config.environment.workdir or sandbox.working_dir(STAGE)
     args = [workdir, PROCESS_TOOL, "staged"] if inline is None else [workdir, PROCESS_TOOL, "inline", *inline]
     capture = sandbox.start_captured(VERIFIER_WRAPPER, args, STAGE, user="root", env=task.config.verifier.env)
     try:
