@@ -128,6 +128,12 @@ def _try_pull(image: str, log_path: Path) -> bool:
     return False
 
 
+def extra_build_options() -> dict:
+    """Additions to every ``docker build`` call: none. A seam for tests (e.g. ``network_mode``
+    none, so a test's RUN step does not depend on the host's bridge network)."""
+    return {}
+
+
 def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
     """Run ``docker build`` under the task's ``build_timeout_sec``, streaming its log to ``log_path``.
 
@@ -156,7 +162,7 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
         try:
             finished = stream_with_deadline(
                 lambda api: api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
-                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name}),
+                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name}, **extra_build_options()),
                 write, timeout, f"build-{tag}")
         except (APIError, BuildError, DockerException, OSError) as exc:
             finished = True

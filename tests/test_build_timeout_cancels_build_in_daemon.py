@@ -17,7 +17,10 @@ def _build_containers(marker: str) -> list:
 
 
 @pytest.mark.docker
-def test_build_past_its_timeout_is_cancelled_and_invalid_environment(run_job, tmp_path):
+def test_build_past_its_timeout_is_cancelled_and_invalid_environment(run_job, tmp_path, monkeypatch):
+    import tasks_lib.images as images
+
+    monkeypatch.setattr(images, "extra_build_options", lambda: {"network_mode": "none"})  # tests run offline
     marker = f"tbflow-slow-build-{uuid.uuid4().hex[:8]}"
     ds = tmp_path / "ds"
     make_task(ds, "slow-build", build_timeout=4,
