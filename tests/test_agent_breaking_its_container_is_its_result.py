@@ -82,3 +82,18 @@ def test_container_killed_from_outside_or_image_without_bash_is_invalid_environm
     rec = record_of(run_job(ds, harnesses=["nop"], job_name="nop", include=["no-bash"]), "no-bash", harness="nop")
     assert (rec.validity.status, rec.validity.kind) == ("invalid", "environment"), rec.validity
     assert "the image has no bash" in rec.validity.reason
+
+
+@pytest.mark.docker
+def test_agent_that_gets_its_container_oom_killed_at_the_task_limit_is_scored_zero(run_job, tmp_path):
+    ds = tmp_path / "ds"
+    # the container's main process is made the OOM killer's first choice, then six 25 MB processes
+    # exceed the limit (each scores lower than the main process)
+    solve = ("for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = sleep ] && echo 1000 > $p/oom_score_adj; done\n"
+             "for i in 1 2 3 4 5 6; do python3 -c 'b = bytearray(25 * 2**20); import time; time.sleep(8)' & done\n"
+             "wait\n")
+    make_task(ds, "oom", solve=solve, extra_toml="memory_mb = 96\n")
+    rec = record_of(run_job(ds), "oom")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0), rec.validity
+    (flag,) = _broke(rec)
+    assert flag.message == "the container was OOM-killed at the task's memory limit (96 MB)", flag
