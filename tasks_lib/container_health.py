@@ -78,6 +78,14 @@ def stopped_container_flag(container: str, trial_dir: Path, memory_mb: int | Non
                              "its own container, e.g. killed PID 1")
 
 
+def container_running(container: str) -> bool:
+    """Whether the container still runs (False when it stopped or is gone)."""
+    try:
+        return bool(get_client().api.inspect_container(container).get("State", {}).get("Running"))
+    except DockerException:
+        return False
+
+
 def _events_since_start(container_id: str, started_at: str) -> list[dict]:
     try:
         since = int(datetime.fromisoformat(started_at[:19] + "+00:00").timestamp()) - 1  # StartedAt is UTC

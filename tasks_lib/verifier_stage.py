@@ -24,9 +24,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .container_health import verifier_breakage
+from .container_health import container_running, verifier_breakage
 from .container_scripts import PROCESS_TOOL, REWARD_REPORT_CAP, TESTS_STAGING, VERIFIER_SID_FILE, VERIFIER_WRAPPER
-from .errors import TransferError
+from .errors import ContainerError, TransferError
+from .exec_capture import MAX_BYTES
 from .inline_files import inline_tree
 from .records import ProcessInfo, TrialFlag, VerifierOutcome
 from .rewards import RewardReading, read_reward_bytes
@@ -61,6 +62,8 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
                               on_deadline=lambda: sandbox.processes(STAGE, [VERIFIER_SID_FILE]))
     finally:
         witness = parse_witness(capture.finish())
+    if capture.overflow:
+        witness.stray.append(f"(the channel carried more than {MAX_BYTES} bytes)")
     got = sandbox.download("/logs", trial_dir, STAGE, keep=LOG_DIRS)
     flags = check_tampering(witness, trial_dir, verifier_downloaded=any(m.split("/")[0] == "verifier" for m in got))
     vdir = trial_dir / "verifier"
@@ -77,6 +80,8 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
                           message="a process in the container wrote into tbflow's verifier channel, so the reward "
                                   "test.sh wrote cannot be told apart")
     elif not witness.done and witness.failure is None:
+        if not container_running(sandbox.id):  # trial_flow asks Docker whose doing that was
+            raise ContainerError(STAGE, f"the container stopped while the verifier ran (exit {result.exit_code})")
         outcome = VerifierOutcome(problem=f"tbflow's verifier wrapper ended (exit {result.exit_code}) before it "
                                           "reported test.sh's result", **base)
         broke = TrialFlag(kind="broke-container", evidence=None,
