@@ -10,7 +10,7 @@ import time
 import pytest
 
 from task_factory import make_task, record_of
-from tasks_lib.docker_client import LABEL_TRIAL, get_client
+from tasks_lib.container.docker_client import LABEL_TRIAL, get_client
 
 
 def _broke(rec):
@@ -44,7 +44,7 @@ def test_agent_that_kills_pid_1_or_removes_interpreters_is_scored_zero(run_job, 
 
 @pytest.mark.docker
 def test_agent_that_fills_the_disk_test_sh_needs_is_scored_zero(run_job, tmp_path, monkeypatch):
-    import tasks_lib.sandbox as sandbox
+    import tasks_lib.container.sandbox as sandbox
 
     monkeypatch.setattr(sandbox, "extra_host_config", lambda: {"tmpfs": {"/tmp": "size=1m"}})
     ds = tmp_path / "ds"

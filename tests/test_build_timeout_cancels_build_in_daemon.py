@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from task_factory import make_task, record_of
-from tasks_lib.docker_client import get_client
+from tasks_lib.container.docker_client import get_client
 
 
 def _build_containers(marker: str) -> list:
@@ -18,7 +18,7 @@ def _build_containers(marker: str) -> list:
 
 @pytest.mark.docker
 def test_build_past_its_timeout_is_cancelled_and_invalid_environment(run_job, tmp_path, monkeypatch):
-    import tasks_lib.images as images
+    import tasks_lib.trial.images as images
 
     monkeypatch.setattr(images, "extra_build_options", lambda: {"network_mode": "none"})  # tests run offline
     marker = f"tbflow-slow-build-{uuid.uuid4().hex[:8]}"

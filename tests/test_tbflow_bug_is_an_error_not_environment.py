@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from task_factory import make_task, record_of
 
-from flows.cli import EXIT_TBFLOW_ERROR, app
+from flows.cli.main import EXIT_TBFLOW_ERROR, app
 
 
 def _bug(*args, **kwargs):
