@@ -23,7 +23,8 @@ running() {
   return 1
 }
 until running; do sleep 0.02; done
-while running; do sleep 0.01; done
+gone=0  # three checks in a row, so a process list read in a busy moment cannot fool it
+while [ $gone -lt 3 ]; do if running; then gone=0; else gone=$((gone+1)); fi; sleep 0.01; done
 i=0
 while [ $i -lt 300 ]; do
   echo 1 > /logs/verifier/reward.txt
@@ -36,7 +37,8 @@ FORGER_END
 """
 DETACHED = FORGER + "setsid sh -c 'sh /tmp/forger.sh </dev/null >/dev/null 2>&1 &' </dev/null >/dev/null 2>&1\n"
 LEFTOVER = FORGER + "nohup sh /tmp/forger.sh </dev/null >/dev/null 2>&1 &\n"
-TEST_SH = "#!/bin/bash\necho 'a test failed'\necho 0 > /logs/verifier/reward.txt\nsleep 1\n"
+# test.sh writes its reward last, so only a write after it exited can differ from it
+TEST_SH = "#!/bin/bash\necho 'a test failed'\nsleep 1\necho 0 > /logs/verifier/reward.txt\n"
 
 
 @pytest.mark.docker
