@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harnesses.registry import known_harnesses
+from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -39,6 +40,9 @@ class JobConfig(BaseModel):
     env_retries: int = Field(default=2, ge=0, le=10,
                              description="Retries of a trial after an environment failure (build, container, "
                                          "Docker API); agent and verifier outcomes are never retried.")
+    max_log_mb: int = Field(default=DEFAULT_MAX_LOG_MB, ge=1, le=100_000,
+                            description="Each log file copied out of a trial container is cut at this many MiB "
+                                        "(the cut is noted in the record and the report).")
     rerun_invalid: Literal["all", "harness", "environment", "verifier"] | None = Field(
         default=None, description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")
     force_new: bool = Field(default=False, description="If the job exists with another identity, start a new "

@@ -118,7 +118,7 @@ def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
 def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierStageResult:
     interrupts.check()
     return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
-                        task_.config.verifier.timeout_sec * spec.timeout_multiplier)
+                        task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes)
 
 
 @task(name="classify", **_NO_CACHE)
@@ -152,7 +152,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     trial_dir = store.reset_trial_dir(spec.trial_id)
     harness = get_harness(spec.harness)
     started = datetime.now(timezone.utc)
-    image = agent = kill = verifier = error = prepared = broke = None
+    image = agent = kill = verifier = error = prepared = broke = logs = None
     flags: list[TrialFlag] = []
     retryable = True
     storage = dict(result_storage=store.job_dir / ".cache", persist_result=True)
@@ -166,7 +166,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)
         kill = kill_stage(spec, agent)
         checked = run_verifier_stage(spec, task_, trial_dir)
-        verifier, broke, flags = checked.outcome, checked.broke, checked.flags
+        verifier, broke, flags, logs = checked.outcome, checked.broke, checked.flags, checked.logs
         if checked.ran_next_to is not None:
             kill = kill.model_copy(update={"left_running": checked.ran_next_to})
     except interrupts.Interrupted:
@@ -187,7 +187,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
                            message=f"{type(exc).__name__}: {exc}")
     finally:
         if (error is not None or broke is not None) and image is not None and verifier is None:  # agent logs as evidence
-            collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir)
+            logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
         remove_trial_container(spec.job_id, spec.trial_id)
     agent_outcome = read_agent_logs(agent.outcome, harness, trial_dir) if agent else None
     interrupts.check()
@@ -205,7 +205,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
         harness_provenance=[p.model_dump(mode="json") for p in getattr(prepared, "provenance", [])],
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
-        image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier,
+        image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier, logs=logs,
         validity=validity, flags=flags + ([broke] if broke is not None and error is None else []),
         previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,
     )

@@ -69,12 +69,19 @@ def _no_leftover_containers(request, tmp_path_factory):
 
     from tasks_lib.container.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
 
+    from docker.errors import NotFound
+
     base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
-    left = [c for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
-            if os.path.realpath(c.labels.get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
-    names = [c.name for c in left]
+    # sparse: one list call, no inspect per container — another session's container may vanish
+    # between the two (a 404 that failed this check for a container that was never ours)
+    left = [c for c in get_client().containers.list(all=True, sparse=True, filters={"label": LABEL_TRIAL})
+            if os.path.realpath((c.attrs.get("Labels") or {}).get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
+    names = [(c.attrs.get("Names") or [c.id])[0].lstrip("/") for c in left]
     for c in left:
-        c.remove(force=True)
+        try:
+            c.remove(force=True)
+        except NotFound:
+            pass
     assert not names, f"trial containers left behind: {names}"
 
 

@@ -24,6 +24,8 @@ EXAMPLES = ROOT / "examples" / "tasks"
     (["--harness", "gpt-agent"], "--harness"),
     (["--job-name", "../escape"], "--job-name"),
     (["--include", "no-such-task-*"], "--include"),
+    (["--max-log-mb", "0"], "--max-log-mb"),
+    (["--max-log-mb", "lots"], "--max-log-mb"),
 ])
 def test_bad_flag_exits_2_and_names_it(tmp_path, args, words):
     jobs = tmp_path / "jobs"

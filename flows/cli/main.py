@@ -18,6 +18,7 @@ import typer
 
 from flows.cli.cli_options import optional_value_command
 from flows.embedded_prefect import configure_embedded_prefect
+from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Run Terminal-Bench 2.x tasks on Docker; every trial ends scored or invalid with a reason.")
@@ -25,7 +26,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concurrency", "attempts": "--attempts",
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
-         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid"}
+         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 #: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
 EXIT_TBFLOW_ERROR = 3
@@ -73,11 +74,15 @@ def run(
                                     help="Retries after an environment failure (build, container, Docker API)."),
     force_new: bool = typer.Option(False, "--force-new",
                                    help="If --job-name exists with another identity, start a new job directory."),
+    max_log_mb: int = typer.Option(DEFAULT_MAX_LOG_MB, "--max-log-mb", min=1,
+                                   help="Cut each log file copied out of a trial container at this many MiB "
+                                        "(noted in the record and the report)."),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid."""
     _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
-                     timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new))
+                     timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
+                     max_log_mb=max_log_mb))
 
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))

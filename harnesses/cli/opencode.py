@@ -13,8 +13,15 @@ an image's own XDG choice is kept. The agent's commands inherit these (a config/
 move only). The config dir gets an ``.npmrc`` (offline, cache outside HOME): opencode installs
 ``@opencode-ai/plugin`` into every config dir in the background, which otherwise writes
 ``~/.npm`` and reaches for the network. ``--auto`` approves the permission prompts headless mode
-cannot answer (e.g. files outside the work dir), like the other CLIs' bypass flags. opencode
-does not retry a 401; it does retry an unreachable endpoint (≈ 68 s).
+cannot answer (e.g. files outside the work dir), like the other CLIs' bypass flags.
+
+Retries: opencode does not retry a 401. A retryable failure (429, 5xx, an unreachable endpoint)
+is retried by its session loop, which 1.18.33 caps at 5 retries (2/4/8/16/30 s, up to 25 %
+jitter: the run ends after ≈ 60–75 s with its ``error`` line) and which no setting changes: the
+``experimental.max_retries`` / ``session.retry`` proposals were never merged (upstream issue
+"Configurable retry policy", anomalyco/opencode#43596). Its AI SDK layer retries nothing
+(``maxRetries`` 0). So there is no knob to set here; the cap is the CLI's own. A ``Retry-After``
+from the provider is obeyed as sent.
 """
 
 from __future__ import annotations

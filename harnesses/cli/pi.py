@@ -15,6 +15,14 @@ Per trial, ``models.json`` (the gateway as an ``openai-completions`` provider wh
 names the token's environment variable, not the token) is written into ``PI_CODING_AGENT_DIR``
 by an ``sh -c`` prelude: pi reads no provider URL from its environment. Beware: pi exits 0 after
 a 401 in JSON mode, which is why validity is judged by usage (``usage_parsers.pi_usage``).
+
+``settings.json`` (written beside it) does two things. It caps retries like the other CLIs':
+pi's own retry of a failed turn (default 3, backoff 2/4/8 s) at ``MODEL_RETRIES``, and the
+OpenAI SDK's retries inside each turn at 0, so a model that keeps failing (429, 5xx) ends the
+run in seconds with its error line. And it keeps the shell tool's PATH the image's: pi's bash
+tool prepends its managed-binaries dir (``$PI_CODING_AGENT_DIR/bin``, for the fd/rg it would
+download) to the PATH of every command; ``shellCommandPrefix`` — a line pi runs in the same
+shell before each command — strips exactly that entry again.
 """
 
 from __future__ import annotations
@@ -31,8 +39,8 @@ from tasks_lib.job.task_model import Task
 
 from harnesses.cli import usage_parsers
 from harnesses.bundles.bundle_cache import cache_root
-from harnesses.cli.cli_harness import (PROVIDER_ID, TOKEN_ENV, CliHarness, UnsupportedPlatformError, assemble_bundle,
-                          link_or_copy, sh_prelude, v1_url)
+from harnesses.cli.cli_harness import (MODEL_RETRIES, PROVIDER_ID, TOKEN_ENV, CliHarness, UnsupportedPlatformError,
+                                       assemble_bundle, link_or_copy, sh_prelude, v1_url)
 from harnesses.bundles.node_runtime import node_provenance, node_runtime, target_machine
 from harnesses.bundles.npm_bundle import (BundleProvenance, IntegrityMismatchError, NpmPackage, PackageFetchError,
                          registry_integrity, run_npm)
@@ -126,11 +134,19 @@ class PiHarness(CliHarness):
             "models": [{"id": access.model, "name": access.model, "reasoning": False,
                         "contextWindow": CONTEXT_TOKENS, "maxTokens": OUTPUT_TOKENS}]}}})
 
+    def settings_json(self, agent_dir: str) -> str:
+        bin_dir = f"{agent_dir}/bin"  # pi's getBinDir(): what its bash tool prepends to PATH
+        return json.dumps({
+            "retry": {"enabled": True, "maxRetries": MODEL_RETRIES, "provider": {"maxRetries": 0}},
+            "shellCommandPrefix": f'PATH="${{PATH#{bin_dir}:}}"',
+        })
+
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
         access = self.require_access(access)
         agent_dir = f"{self.state_dir}/agent"
         argv = [f"{self.target}/node/bin/node", f"{self.target}/{CLI_JS}", "-p", "--mode", "json",
                 "--provider", PROVIDER_ID, "--model", access.model, "--no-session", prompt_arg(task.instruction)]
         env = {"PI_CODING_AGENT_DIR": agent_dir, "PI_OFFLINE": "1", "PI_TELEMETRY": "0", TOKEN_ENV: access.token}
-        argv = sh_prelude([agent_dir], [(f"{agent_dir}/models.json", self.models_json(access))], argv)
+        argv = sh_prelude([agent_dir], [(f"{agent_dir}/models.json", self.models_json(access)),
+                                        (f"{agent_dir}/settings.json", self.settings_json(agent_dir))], argv)
         return AgentCommand(argv=argv, env=env, stdout_name=self.stdout_name, stderr_name=self.stderr_name)

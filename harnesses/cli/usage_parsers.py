@@ -1,8 +1,10 @@
 """Model usage and the failure line of each agent CLI, read from its own JSON event log only.
 
-Whether a model harness "reached the model" is judged from usage in the CLI's stdout event log,
-never from its exit code: pi exits 0 after a 401, codex never exits when the endpoint is down.
-The rules follow docs/architecture.md §5. Across CLIs, ``Usage`` means the same thing:
+Whether a model harness "reached the model" is judged from usage in the CLI's stdout event log
+(with tbflow's gateway as the second witness for a CLI cut off before it logged usage, see
+``tasks_lib.trial.classify``), never from its exit code: pi exits 0 after a 401, codex never
+exits when the endpoint is down. The rules follow docs/architecture.md §5. Across CLIs, ``Usage``
+means the same thing:
 
 * ``input_tokens`` = every prompt token the model processed, *including* cache reads and cache
   writes. codex's ``input_tokens`` already includes ``cached_input_tokens`` (OpenAI semantics), so
@@ -32,21 +34,27 @@ MAX_ERROR_LINE = 500
 
 
 def events(log: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSON-lines log, skipping blank, truncated and non-object lines."""
+    """The JSON objects of a JSON-lines log, skipping blank, truncated and non-object lines.
+
+    Read as a stream, one line at a time, and split on ``\n`` only: ``str.splitlines()`` also
+    breaks at U+2028, U+2029 and U+0085, which Node's and Rust's JSON writers leave raw inside
+    strings, so a model reply containing one would cut the line that carries the usage.
+    """
     try:
-        data = log.read_bytes()
+        fh = log.open("rb")
     except OSError:
         return
-    for raw in data.decode("utf-8", errors="replace").splitlines():
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            continue
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
+    with fh:
+        for raw in fh:
+            raw = raw.strip()
+            if not raw.startswith(b"{"):
+                continue
+            try:
+                event = json.loads(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                yield event
 
 
 def _int(value: Any) -> int:

@@ -167,32 +167,6 @@ def extract_checked(chunks: Iterator[bytes], dest: Path, dest_root: str) -> list
         return _extract(buf, dest, dest_root)
 
 
-def extract_subdirs_checked(chunks: Iterator[bytes], dest: Path, top: str, keep: tuple[str, ...]) -> list[str]:
-    """Extract ``top/<k>/...`` for each ``k`` in ``keep`` as ``dest/<k>/...``; ignore the rest.
-
-    One download of ``/logs`` brings both the agent's and the verifier's logs; each kept subdir
-    is checked as its own root, so a link in ``agent/`` cannot point into ``verifier/`` (or at
-    the trial record beside them) once the prefix is stripped.
-    """
-    with _spooled(chunks) as buf:
-        with tarfile.open(fileobj=buf, mode="r:") as tar:
-            members = []
-            for m in tar.getmembers():
-                parts = posixpath.normpath(m.name).split("/")
-                if len(parts) >= 2 and parts[0] == top and parts[1] in keep:
-                    check_member(m, f"{top}/{parts[1]}")
-                    members.append(m)
-                elif m.name.startswith("/") or ".." in m.name.split("/"):
-                    check_member(m, top)  # not kept, but hostile: refuse the archive and say why
-            dest.mkdir(parents=True, exist_ok=True)
-            for m in members:
-                m.name = m.name[len(top) + 1:]
-                if m.islnk():
-                    m.linkname = m.linkname[len(top) + 1:]
-            tar.extractall(dest, members=members, filter="data")
-    return [m.name for m in members]
-
-
 def _extract(buf, dest: Path, dest_root: str) -> list[str]:
     with tarfile.open(fileobj=buf, mode="r:") as tar:
         members = tar.getmembers()

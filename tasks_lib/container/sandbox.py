@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +23,13 @@ import requests
 from docker.errors import APIError, DockerException, NotFound
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from tasks_lib.container.archives import extract_checked, extract_subdirs_checked, pack
+from tasks_lib.container.archives import extract_checked, pack
 from tasks_lib.container.container_scripts import AGENT_WRAPPER, PROCESS_TOOL, RUN_DIR
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
 from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.exec_capture import ExecCapture
-from tasks_lib.job.records import ProcessInfo
+from tasks_lib.container.log_download import extract_logs
+from tasks_lib.job.records import LogsOutcome, ProcessInfo
 from tasks_lib.job.task_model import Task
 from tasks_lib.trial import interrupts
 
@@ -145,22 +147,29 @@ class Sandbox:
         with open(tar_path, "rb") as fh:
             self.put(fh, what, stage)
 
-    def download(self, path: str, dest: Path, stage: str, keep: tuple[str, ...] | None = None) -> list[str]:
-        """Copy container ``path`` (a directory) into ``dest/<basename>`` after checking it.
-
-        With ``keep``, only ``path/<k>`` for ``k`` in ``keep`` is extracted, as ``dest/<k>``.
-        """
+    def download(self, path: str, dest: Path, stage: str) -> list[str]:
+        """Copy container ``path`` (a directory) into ``dest/<basename>`` after checking it all."""
         top = Path(path).name
         try:
             stream, _ = _retry_transient(get_client().api.get_archive)(self.id, path)
-            if keep is not None:
-                return extract_subdirs_checked(stream, dest, top, keep)
             return extract_checked(stream, dest, top)
         except NotFound:
             return []
         except TransferError:
             raise
         except (DockerException, requests.exceptions.RequestException, OSError) as exc:
+            raise TransferError(stage, f"download of {path} failed: {exc}") from exc
+
+    def download_logs(self, path: str, dest: Path, stage: str, keep: tuple[str, ...],
+                      max_file_bytes: int) -> LogsOutcome:
+        """Copy ``path/<k>`` for ``k`` in ``keep`` into ``dest/<k>``, streamed: unsafe entries
+        skipped and listed, every file cut at ``max_file_bytes`` (see ``log_download``)."""
+        try:
+            stream, _ = _retry_transient(get_client().api.get_archive)(self.id, path)
+            return extract_logs(stream, dest, Path(path).name, keep, max_file_bytes)
+        except NotFound:
+            return LogsOutcome(max_file_bytes=max_file_bytes)
+        except (DockerException, requests.exceptions.RequestException, OSError, tarfile.TarError) as exc:
             raise TransferError(stage, f"download of {path} failed: {exc}") from exc
 
     # -- commands ----------------------------------------------------------------------------

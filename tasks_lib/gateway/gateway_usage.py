@@ -40,7 +40,9 @@ class GatewayUsage(BaseModel):
     """What the gateway saw for one trial. Tokens come only from upstream responses carrying usage.
 
     ``requests`` counts every request the trial's token was accepted for, whatever its outcome;
-    ``errors`` maps HTTP status (>= 400, gateway-made ones included) to a count.
+    ``errors`` maps HTTP status (>= 400, gateway-made ones included) to a count. Tokens (and
+    ``responses_with_usage``) come from successful responses only: an error is never the model
+    answering, whatever its body says.
     """
 
     requests: int = 0
@@ -57,7 +59,7 @@ class GatewayUsage(BaseModel):
     def add(self, status: int, tokens: TokenCount | None, error: str | None) -> None:
         """Book one request (the caller holds the lock that makes this thread-safe)."""
         self.requests += 1
-        if tokens is not None:
+        if tokens is not None and status < 400:
             self.responses_with_usage += 1
             self.input_tokens += tokens.input_tokens
             self.output_tokens += tokens.output_tokens

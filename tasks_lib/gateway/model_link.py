@@ -59,8 +59,11 @@ def job_gateway(job_id: str) -> ModelGateway:
 
 
 def gateway_mounts(job_id: str) -> dict[str, str]:
-    """The bind mount a model harness's container needs: the gateway socket's directory."""
-    return {str(job_gateway(job_id).socket_path.parent): GATEWAY_CONTAINER_DIR}
+    """The bind mount a model harness's container needs: the gateway socket's directory.
+
+    Absolute: Docker refuses a relative host path, and the default ``--jobs-dir`` is ``jobs``.
+    """
+    return {str(job_gateway(job_id).socket_path.parent.resolve()): GATEWAY_CONTAINER_DIR}
 
 
 def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str) -> ModelAccess:

@@ -20,6 +20,9 @@ RECORD_SCHEMA_VERSION = 1
 
 InvalidKind = Literal["harness", "environment", "verifier", "interrupted"]
 HarnessKind = Literal["reference", "model"]
+#: default cap of one log file copied out of a trial container (``--max-log-mb`` 50)
+DEFAULT_MAX_LOG_MB = 50
+DEFAULT_MAX_LOG_BYTES = DEFAULT_MAX_LOG_MB * 1024 * 1024
 
 
 class ProcessInfo(BaseModel):
@@ -98,6 +101,30 @@ class VerifierOutcome(BaseModel):
     stdout_log: str | None = None
 
 
+class SkippedLogEntry(BaseModel):
+    """An entry of ``/logs`` that was not copied out: the agent controls that dir, so a link
+    leaving it, a device or a FIFO is skipped and listed here, never fatal."""
+
+    path: str
+    reason: str
+
+
+class CutLogFile(BaseModel):
+    """A log file longer than the cap: only its first ``kept_bytes`` were kept."""
+
+    path: str
+    size_bytes: int
+    kept_bytes: int
+
+
+class LogsOutcome(BaseModel):
+    """How ``/logs`` (agent and verifier logs) came out of the container. Paths are trial-relative."""
+
+    max_file_bytes: int
+    skipped: list[SkippedLogEntry] = Field(default_factory=list)
+    cut: list[CutLogFile] = Field(default_factory=list)
+
+
 class StageError(BaseModel):
     """An environment or harness failure that stopped the trial at some stage. ``internal`` is a
     bug in tbflow itself (the traceback is in ``error.txt``): never booked as the environment's."""
@@ -133,6 +160,10 @@ class Validity(BaseModel):
     kind: InvalidKind | None = None
     reason: str | None = None
     evidence: str | None = None
+    #: scored trials of model harnesses: the witness that showed the harness reached the model — ``cli_log`` (its
+    #: own event log shows tokens) or ``gateway`` (the log shows none, e.g. the CLI was killed
+    #: before it logged usage, but tbflow's gateway relayed successful model responses with tokens)
+    reached_model_by: Literal["cli_log", "gateway"] | None = None
 
 
 class TrialSpec(BaseModel):
@@ -151,6 +182,8 @@ class TrialSpec(BaseModel):
     #: bumped each time the trial is re-run after an invalid record (``--rerun-invalid``), so no
     #: cached stage result of an earlier try is reused
     generation: int = 0
+    #: each log file copied out of the container is cut at this size (``--max-log-mb``)
+    max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
 
 
 class TrialRecord(BaseModel):
@@ -170,6 +203,8 @@ class TrialRecord(BaseModel):
     agent: AgentOutcome | None = None
     kill: KillOutcome | None = None
     verifier: VerifierOutcome | None = None
+    #: what was skipped or cut when the logs came out of the container (None: never downloaded)
+    logs: LogsOutcome | None = None
     validity: Validity
     #: what the agent did to its own trial (tampering, a broken container), with evidence
     flags: list[TrialFlag] = Field(default_factory=list)

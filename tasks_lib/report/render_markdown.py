@@ -109,6 +109,30 @@ def invalid_causes(trials: list[TrialResult], top: int = 8) -> list[tuple[str, i
     return Counter(cause(t) for t in trials).most_common(top)
 
 
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):,.1f} MiB"
+
+
+def trial_notes(results: Results) -> list[tuple[TrialResult, list[str]]]:
+    """Trials whose record says something a reader of the score should know, with what it says:
+    the gateway (not the CLI's own log) showed the harness reached the model; log entries were
+    skipped or log files cut when the logs came out of the container."""
+    out = []
+    for t in results.trials:
+        rec, notes = t.record, []
+        if rec.validity.reached_model_by == "gateway":
+            gw = rec.agent.gateway_usage if rec.agent else None
+            tokens = f" ({gw.total_tokens:,} tokens in {gw.responses_with_usage} response(s))" if gw else ""
+            notes.append(f"reached the model per the gateway{tokens}; the CLI's log shows no usage "
+                         "(it was cut off before logging it)")
+        if rec.logs:
+            notes += [f"log entry {s.path} skipped: {s.reason}" for s in rec.logs.skipped]
+            notes += [f"log {c.path} cut at {_mib(c.kept_bytes)} of {_mib(c.size_bytes)}" for c in rec.logs.cut]
+        if notes:
+            out.append((t, notes))
+    return out
+
+
 def task_groups(results: Results) -> list[tuple[HarnessSummary, list[TaskResult], str]]:
     """Per harness: its task rows and a one-line digest for the section's summary."""
     out = []
@@ -146,6 +170,7 @@ def render_markdown(results: Results, collapsible: bool = True) -> str:
         extra_kinds=extra_kinds,
         ks=sorted({p.k for s in results.summaries for p in s.pass_at_k}),
         groups=task_groups(results),
+        notes=trial_notes(results),
         fold=lambda n: collapsible and n > FOLD_OVER,
         reason_chars=REASON_CHARS,
     )

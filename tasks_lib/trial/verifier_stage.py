@@ -30,7 +30,7 @@ from tasks_lib.container.container_scripts import (PROCESS_TOOL, REWARD_REPORT_C
 from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.exec_capture import MAX_BYTES
 from tasks_lib.container.inline_files import inline_tree
-from tasks_lib.job.records import ProcessInfo, TrialFlag, VerifierOutcome
+from tasks_lib.job.records import DEFAULT_MAX_LOG_BYTES, LogsOutcome, ProcessInfo, TrialFlag, VerifierOutcome
 from tasks_lib.trial.rewards import RewardReading, read_reward_bytes
 from tasks_lib.container.sandbox import Sandbox, parse_process_lines
 from tasks_lib.trial.tampering import check_tampering
@@ -49,9 +49,12 @@ class VerifierStageResult(BaseModel):
     flags: list[TrialFlag] = Field(default_factory=list)
     #: set when the agent broke what test.sh needs: the trial is scored 0
     broke: TrialFlag | None = None
+    #: what was skipped or cut when /logs came out
+    logs: LogsOutcome | None = None
 
 
-def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float) -> VerifierStageResult:
+def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float,
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> VerifierStageResult:
     inline = inline_tree(task.tests_dir, normalise_crlf=True)
     if inline is None:
         sandbox.upload_dirs([(task.tests_dir, f"{TESTS_STAGING}/tests")], STAGE, normalise_crlf=True)
@@ -65,8 +68,9 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
         witness = parse_witness(capture.finish())
     if capture.overflow:
         witness.stray.append(f"(the channel carried more than {MAX_BYTES} bytes)")
-    got = sandbox.download("/logs", trial_dir, STAGE, keep=LOG_DIRS)
-    flags = check_tampering(witness, trial_dir, verifier_downloaded=any(m.split("/")[0] == "verifier" for m in got))
+    logs = sandbox.download_logs("/logs", trial_dir, STAGE, LOG_DIRS, max_log_bytes)
+    # the download creates verifier/ only when the archive held it (the agent may have removed it)
+    flags = check_tampering(witness, trial_dir, verifier_downloaded=(trial_dir / "verifier").is_dir())
     vdir = trial_dir / "verifier"
     vdir.mkdir(exist_ok=True)
     ran_next_to = parse_process_lines("\n".join(witness.ran_next_to))[1] if witness.started else None
@@ -95,7 +99,7 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
                                   problem=witness.failure or reading.problem, **base)
         if outcome.reward is None:
             broke = verifier_breakage(sandbox.id, witness, trial_dir)
-    return VerifierStageResult(outcome=outcome, ran_next_to=ran_next_to, flags=flags, broke=broke)
+    return VerifierStageResult(outcome=outcome, ran_next_to=ran_next_to, flags=flags, broke=broke, logs=logs)
 
 
 def _reading(w: Witness) -> RewardReading:
@@ -106,10 +110,11 @@ def _reading(w: Witness) -> RewardReading:
                              w.files["reward.json"].data if "reward.json" in w.files else None)
 
 
-def collect_agent_logs(sandbox: Sandbox, trial_dir: Path) -> None:
+def collect_agent_logs(sandbox: Sandbox, trial_dir: Path, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogsOutcome | None:
     """Best effort: keep the agent's logs when the trial failed before the verifier downloaded
     them (the failure itself is what gets recorded)."""
     try:
-        sandbox.download("/logs", trial_dir, STAGE, keep=("agent",))
+        return sandbox.download_logs("/logs", trial_dir, STAGE, ("agent",), max_log_bytes)
     except TransferError:
-        pass
+        return None
+
