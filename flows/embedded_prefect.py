@@ -28,6 +28,15 @@ DEFAULTS = {
 }
 
 
+#: How tbflow's own server process runs (``flows.prefect_server``): as Prefect runs its ephemeral
+#: server (no UI, only the services a local run needs: the task-run recorder and event persister).
+SERVER_ENV = {
+    "PREFECT_UI_ENABLED": "0",
+    "PREFECT__SERVER_EPHEMERAL": "1",
+    "PREFECT__SERVER_FINAL": "1",
+}
+
+
 def configure_embedded_prefect() -> None:
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)

@@ -34,11 +34,14 @@ from tasks_lib.records import TrialRecord, TrialSpec
 from tasks_lib.sandbox import remove_job_containers
 
 
-def _cleanup_hook(flow_, flow_run, state) -> None:
-    """On cancellation or crash (run in the runner/worker process): remove this run's containers.
+def _cleanup_hook(flow, flow_run, state) -> None:
+    """On cancellation or crash: remove this run's containers.
 
-    By the flow-run label every trial container carries, and by the job's label when the job has
-    a name (a resumed job's leftovers of earlier runs). A hook must never raise.
+    Prefect calls it in the flow's own process (positional arguments) after a crash there, and in
+    the runner or worker process (keyword arguments ``flow=``, ``flow_run=``, ``state=``) after it
+    cancelled the run or saw its process die, e.g. of ``kill -9``: the parameter names must be
+    Prefect's. By the flow-run label every trial container carries, and by the job's label when
+    the job has a name (a resumed job's leftovers of earlier runs). A hook must never raise.
     """
     try:
         remove_job_containers(str(flow_run.id), label=LABEL_FLOW_RUN)
