@@ -79,7 +79,7 @@ class LocalServer:
         """
         if self.process.poll() is None:
             if self.own_server and not self.ready and not self.announced:
-                self.process.terminate()
+                self.process.kill()
             elif clean:
                 self._send("bye\n")
             try:

@@ -50,7 +50,8 @@ class Guard:
         self.job_dirs: list[str] = []
         self.clean = threading.Event()
         self.gone = threading.Event()
-        self._reaped = threading.Lock()
+        self._reaping = threading.Lock()
+        self._reaped = False
 
     def read_pipe(self) -> None:
         for line in sys.stdin:
@@ -65,17 +66,20 @@ class Guard:
         return not self.clean.is_set() and (self.gone.is_set() or os.getppid() != self.parent)
 
     def reap(self) -> None:
-        """Remove the containers of every job dir tbflow announced (once)."""
-        if not self._reaped.acquire(blocking=False) or not self.job_dirs:
-            return
-        try:
-            from tasks_lib.docker_client import LABEL_JOB_DIR
-            from tasks_lib.sandbox import remove_job_containers
+        """Remove the containers of every job dir tbflow announced (once; a second caller waits
+        for the first, so the process never exits in the middle of it)."""
+        with self._reaping:
+            if self._reaped:
+                return
+            self._reaped = True
+            try:
+                from tasks_lib.docker_client import LABEL_JOB_DIR
+                from tasks_lib.sandbox import remove_job_containers
 
-            for job_dir in self.job_dirs:
-                remove_job_containers(job_dir, label=LABEL_JOB_DIR)
-        except Exception as exc:  # noqa: BLE001 - the next run of the job removes them by label
-            print(f"tbflow guard: could not remove containers: {exc}", file=sys.stderr)
+                for job_dir in self.job_dirs:
+                    remove_job_containers(job_dir, label=LABEL_JOB_DIR)
+            except Exception as exc:  # noqa: BLE001 - the next run of the job removes them by label
+                print(f"tbflow guard: could not remove containers: {exc}", file=sys.stderr)
 
 
 def main(argv: list[str]) -> int:
@@ -107,6 +111,9 @@ def main(argv: list[str]) -> int:
         threading.Timer(HARD_EXIT_AFTER_SEC, os._exit, (1,)).start()
 
     threading.Thread(target=stop_when_tbflow_gone, name="tbflow-stop", daemon=True).start()
+    # uvicorn re-raises the signal that stopped it once it has shut down; with this handler in
+    # place that no longer kills the process before the containers are removed below.
+    signal.signal(signal.SIGTERM, lambda *_: guard.gone.set())
     server.run(sockets=[sock])
     if guard.tbflow_died():  # stopped by PR_SET_PDEATHSIG's SIGTERM before the pipe said so
         guard.reap()
