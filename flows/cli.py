@@ -146,6 +146,7 @@ def _run_job(config) -> None:
             _stopped(stop, planned=None)
         from flows.job_flow import job_flow
 
+        stop.quiet_prefect_console()
         listener = RichProgress(on_job_dir=lambda d: (server.watch_job_dir(d), setattr(stop, "job_dir", Path(d))))
         progress.set_listener(listener)
         try:

@@ -18,10 +18,13 @@ the embedded server no longer shares tbflow's process group, so only tbflow rece
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
 from pathlib import Path
+
+from tasks_lib import interrupts
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -47,6 +50,20 @@ class StopHandlers:
             self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
+    def quiet_prefect_console(self) -> None:
+        """From the moment the job is stopping, Prefect's console handlers drop their records.
+
+        Every interrupted task run would otherwise print its ``Interrupted`` traceback and the
+        flow run a "Crash detected!" line above the summary. The records still reach the
+        Prefect API (its handlers are not console handlers). Call after Prefect is imported.
+        """
+        loggers = [logging.getLogger()] + [logging.getLogger(n) for n in list(logging.root.manager.loggerDict)
+                                           if n.startswith("prefect")]
+        for lg in loggers:
+            for h in lg.handlers:
+                if isinstance(h, logging.StreamHandler) and _STOPPING_FILTER not in h.filters:
+                    h.addFilter(_STOPPING_FILTER)
+
     def __exit__(self, *exc) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
@@ -58,6 +75,7 @@ class StopHandlers:
     def _handle(self, signum: int, frame) -> None:  # noqa: ANN001
         if self.signum is None:
             self.signum = signum
+            interrupts.request_stop()
             raise Stop(signum)
         self._stop_now(signum)
 
@@ -78,6 +96,13 @@ class StopHandlers:
         if server is not None:
             server.stop(clean=False)
         os._exit(self.exit_code)
+
+
+def _not_stopping(record: logging.LogRecord) -> bool:
+    return not interrupts.stopping()
+
+
+_STOPPING_FILTER = _not_stopping
 
 
 def stop_summary(job_dir: Path | None, signum: int, all_trials: list[str], resume_cmd: str) -> str:

@@ -64,13 +64,20 @@ def wait_until(cond, timeout: float, what: str, poll: float = 0.1) -> None:
         time.sleep(poll)
 
 
-def job_containers(client, job_dir: Path) -> list:
-    """Containers (running or not) of the job in ``job_dir``."""
-    return client.containers.list(all=True, filters={"label": f"{LABEL_JOB_DIR}={job_dir.resolve()}"})
+def job_containers(client, job_dir: Path) -> list[str]:
+    """Names of the containers (running or not) of the job in ``job_dir``.
+
+    Through the low-level API (one list call, no per-container inspect), so a container removed
+    while we look is simply not listed instead of raising ``NotFound``.
+    """
+    found = client.api.containers(all=True, filters={"label": f"{LABEL_JOB_DIR}={job_dir.resolve()}"})
+    return [c["Names"][0].lstrip("/") for c in found]
 
 
-def running_job_containers(client, job_dir: Path) -> list:
-    return [c for c in job_containers(client, job_dir) if c.status == "running"]
+def running_job_containers(client, job_dir: Path) -> list[str]:
+    found = client.api.containers(filters={"label": f"{LABEL_JOB_DIR}={job_dir.resolve()}",
+                                           "status": "running"})
+    return [c["Names"][0].lstrip("/") for c in found]
 
 
 def server_processes(tbflow_pid: int) -> list[int]:
