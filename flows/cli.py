@@ -2,9 +2,10 @@
 
 It builds a ``JobConfig`` from flags (so bad values exit 2 naming the flag, before anything is
 written), plans the job without Prefect (bad input, a changed identity and a missing Docker engine
-fail fast), runs the job flow in Prefect's embedded local mode (no server to start) with a
-progress bar, and prints the per-trial table and the summary. A job whose trials are all recorded
-is finished without starting Prefect or any container.
+fail fast), runs the job flow with a progress bar against a local Prefect server it starts
+itself, first, in parallel with planning (``flows.prefect_server``), and prints the per-trial
+table and the summary. Signals stop it cleanly (``flows.stopping``). A job whose trials are all
+recorded is finished without starting Prefect or any container.
 
 No ``from __future__ import annotations`` here: Typer reads the annotations at runtime.
 """
@@ -72,7 +73,12 @@ def run(
     force_new: bool = typer.Option(False, "--force-new",
                                    help="If --job-name exists with another identity, start a new job directory."),
 ) -> None:
-    """Run every task with each harness and record each trial as scored or invalid."""
+    """Run every task with each harness and record each trial as scored or invalid.
+
+    Ctrl-C, SIGTERM, SIGHUP: exit 130/143/129, containers removed, resume command printed.
+
+    A second signal stops at once. Prefect: PREFECT_API_URL if set, else a local server tbflow runs.
+    """
     _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new))
