@@ -8,7 +8,6 @@ Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and remo
 containers by label; interrupted trials end without records, so a resume runs them again.
 """
 
-from __future__ import annotations
 
 import uuid
 from datetime import datetime, timezone

@@ -78,7 +78,7 @@ class LocalServer:
         terminated rather than waited for: it would only finish starting to then stop.
         """
         if self.process.poll() is None:
-            if self.own_server and not self.ready and not self.announced:
+            if self.own_server and not self.ready:
                 self.process.kill()
             elif clean:
                 self._send("bye\n")
