@@ -53,6 +53,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--mode", choices=["embedded", "configured", "both"], default="both")
+    ap.add_argument("--phases", action="store_true", help="also time the start-up pieces one by one")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tbflow-cold-"))
     ds = work / "ds"
@@ -60,7 +61,11 @@ def main() -> None:
         make_task(ds, name, solve="echo ok > /app/done\n", check="[ -f /app/done ]")
     env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"))
     env.pop("PREFECT_API_URL", None)
+    t = time.perf_counter()
     timed_run(ds, work / "warm-up", env)  # builds the image, creates and migrates the database
+    print(f"warm-up (fresh PREFECT_HOME, image build): {time.perf_counter() - t:.2f} s")
+    if args.phases:
+        print(json.dumps(phases(ds, work, env), indent=1))
     out: dict = {}
     modes = ["embedded", "configured"] if args.mode == "both" else [args.mode]
     for mode in modes:
@@ -81,6 +86,35 @@ def main() -> None:
         first = statistics.median(r["first_trial_at_sec"] for r in runs)
         print(f"{mode}: wall median {wall:.2f} s, first trial started at {first:.2f} s, floor {floor:.2f} s, "
               f"cold-start ratio {wall / floor:.2f}")
+
+
+PHASES = {
+    # each piece alone, in a new process, as the CLI runs it (seconds, wall)
+    "python + CLI imports": "import flows.cli",
+    "plan + Docker preflight (after imports)": (
+        "import flows.cli, time; from flows.job_config import JobConfig; from flows.job_plan import plan;"
+        "from tasks_lib.docker_client import preflight; t = time.perf_counter();"
+        "plan(JobConfig(dataset=%(ds)r, jobs_dir=%(jobs)r), 'x' * 12); preflight();"
+        "print('INNER', time.perf_counter() - t)"),
+    "import prefect + the job flow": "import flows.job_flow",
+    "server start until /health answers": (
+        "from flows.embedded_prefect import configure_embedded_prefect; configure_embedded_prefect();"
+        "import time; from flows import prefect_server; t = time.perf_counter(); s = prefect_server.start();"
+        "s.wait_ready(); print('INNER', time.perf_counter() - t); s.stop()"),
+}
+
+
+def phases(ds: Path, work: Path, env: dict) -> dict:
+    out = {}
+    for name, code in PHASES.items():
+        code = code % {"ds": str(ds), "jobs": str(work / "phase-jobs")} if "%(" in code else code
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                              check=True)
+        wall = time.perf_counter() - t
+        inner = [ln.split()[1] for ln in done.stdout.splitlines() if ln.startswith("INNER")]
+        out[name] = round(float(inner[0]) if inner else wall, 2)
+    return out
 
 
 def _start_configured_server(env: dict) -> subprocess.Popen:
