@@ -141,6 +141,8 @@ def _run_job(config) -> None:
             preflight()
             stop.job_dir = planned.job_dir
             server.watch_job_dir(planned.job_dir)
+            from flows.job_flow import job_flow  # importing Prefect also overlaps the server's start
+
             server.wait_ready()
         except InputError as exc:
             fail(exc.where, exc.message)
@@ -150,8 +152,6 @@ def _run_job(config) -> None:
             fail("prefect", str(exc), code=1)
         except KeyboardInterrupt:
             _stopped(stop, planned=None)
-        from flows.job_flow import job_flow
-
         stop.quiet_prefect_console()
         listener = RichProgress(on_job_dir=lambda d: (server.watch_job_dir(d), setattr(stop, "job_dir", Path(d))))
         progress.set_listener(listener)
