@@ -39,7 +39,7 @@ IMAGE = "tbflow/base:bookworm"
 def timed_run(dataset: Path, jobs: Path, env: dict) -> dict:
     start_wall = time.time()
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "flows.cli", "run", str(dataset), "--jobs-dir", str(jobs)],
+    done = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(dataset), "--jobs-dir", str(jobs)],
                           cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t
     if done.returncode != 0:
@@ -90,10 +90,10 @@ def main() -> None:
 
 PHASES = {
     # each piece alone, in a new process, as the CLI runs it (seconds, wall)
-    "python + CLI imports": "import flows.cli",
+    "python + CLI imports": "import flows.cli.main",
     "plan + Docker preflight (after imports)": (
-        "import flows.cli, time; from flows.job_config import JobConfig; from flows.job_plan import plan;"
-        "from tasks_lib.docker_client import preflight; t = time.perf_counter();"
+        "import flows.cli.main, time; from flows.job_config import JobConfig; from flows.job_plan import plan;"
+        "from tasks_lib.container.docker_client import preflight; t = time.perf_counter();"
         "plan(JobConfig(dataset=%(ds)r, jobs_dir=%(jobs)r), 'x' * 12); preflight();"
         "print('INNER', time.perf_counter() - t)"),
     "import prefect + the job flow": "import flows.job_flow",

@@ -6,8 +6,11 @@ Recorded trials are kept and not run again (no container is started for them); w
 ``rerun_invalid`` the chosen invalid trials are moved into ``attempts/`` history first. On
 Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and removes the job's
 containers by label; interrupted trials end without records, so a resume runs them again.
-"""
 
+No ``from __future__ import annotations`` here: a runner or worker validates a deployment run's
+parameters with a model Prefect builds from the annotations, and a postponed ``JobConfig`` left
+it "not fully defined", so every deployment run failed.
+"""
 
 import uuid
 from datetime import datetime, timezone
@@ -21,16 +24,16 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows.job_config import JobConfig
 from flows.job_plan import JobPlan, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
-from flows.progress import get_listener
+from flows.cli.progress import get_listener
 from harnesses.registry import get_harness
 from flows.report_flow import report_flow
 from flows.trial_flow import trial_task_for
-from tasks_lib import interrupts
-from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
-from tasks_lib.job_store import JobStore
-from tasks_lib.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.records import TrialRecord, TrialSpec
-from tasks_lib.sandbox import remove_job_containers
+from tasks_lib.trial import interrupts
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
+from tasks_lib.job.records import TrialRecord, TrialSpec
+from tasks_lib.container.sandbox import remove_job_containers
 
 
 def _cleanup_hook(flow, flow_run, state) -> None:

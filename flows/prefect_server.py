@@ -83,7 +83,8 @@ class LocalServer:
             elif clean:
                 self._send("bye\n")
             try:
-                self.process.stdin.close()
+                if self.process.stdin is not None:
+                    self.process.stdin.close()
             except OSError:
                 pass
             try:
@@ -93,6 +94,7 @@ class LocalServer:
                 self.process.wait()
 
     def _send(self, line: str) -> None:
+        assert self.process.stdin is not None  # started with stdin=PIPE
         try:
             self.process.stdin.write(line.encode())
             self.process.stdin.flush()

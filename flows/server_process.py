@@ -73,8 +73,8 @@ class Guard:
                 return
             self._reaped = True
             try:
-                from tasks_lib.docker_client import LABEL_JOB_DIR
-                from tasks_lib.sandbox import remove_job_containers
+                from tasks_lib.container.docker_client import LABEL_JOB_DIR
+                from tasks_lib.container.sandbox import remove_job_containers
 
                 for job_dir in self.job_dirs:
                     remove_job_containers(job_dir, label=LABEL_JOB_DIR)

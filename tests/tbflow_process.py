@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from tasks_lib.docker_client import LABEL_JOB_DIR
+from tasks_lib.container.docker_client import LABEL_JOB_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
-TBFLOW = [sys.executable, "-m", "flows.cli"]
+TBFLOW = [sys.executable, "-m", "flows.cli.main"]
 
 
 def _ppid(pid: int) -> int | None:

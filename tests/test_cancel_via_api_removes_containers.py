@@ -19,7 +19,7 @@ import pytest
 from task_factory import make_task
 from tbflow_process import ROOT, TBFLOW, alive, cmdline, descendants, wait_until
 
-from tasks_lib.docker_client import LABEL_FLOW_RUN
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN
 
 pytestmark = pytest.mark.docker
 

@@ -26,8 +26,8 @@ def _tmux(*args: str) -> str:
 
 
 def _tbflow_pid(shell: int) -> int | None:
-    """The tbflow process the terminal's shell started (its child running ``flows.cli``)."""
-    found = [p for p in descendants(shell) if "flows.cli" in cmdline(p)]
+    """The tbflow process the terminal's shell started (its child running ``flows.cli.main``)."""
+    found = [p for p in descendants(shell) if "flows.cli.main" in cmdline(p)]
     return min(found) if found else None
 
 
