@@ -70,7 +70,7 @@ def _no_leftover_containers(request, tmp_path_factory):
     from tasks_lib.container.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
 
     base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
-    left = [c for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
+    left = [c for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL}, ignore_removed=True)
             if os.path.realpath(c.labels.get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
     names = [c.name for c in left]
     for c in left:
