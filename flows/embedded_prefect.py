@@ -1,9 +1,10 @@
-"""Defaults for Prefect's embedded local mode, set before Prefect is imported.
+"""Defaults for Prefect's local mode, set before Prefect is imported.
 
-With no ``PREFECT_API_URL`` Prefect starts a temporary local server per process (its "ephemeral"
-mode). Measured here: 6–13 s to start, which is over Prefect's default 20 s startup budget on a
-busy 2-core machine, and its console logging drowns the progress bar. Every value is only a
-default: a variable the user already set wins.
+With no ``PREFECT_API_URL`` tbflow starts a local server per command (``flows.prefect_server``;
+Prefect's own "ephemeral" mode, used by the tests' harness, does the same lazily). Measured here:
+6–13 s to start, which is over Prefect's default 20 s startup budget on a busy 2-core machine,
+and its console logging drowns the progress bar. Every value is only a default: a variable the
+user already set wins.
 
 The local server records task runs from events, by default one SQLite write per event. With 7
 task runs per trial that cost ~0.55 CPU-s per trial in the server process on this 2-core machine
@@ -25,6 +26,15 @@ DEFAULTS = {
     "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "100",
     "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE": "200",
+}
+
+
+#: How tbflow's own server process runs (``flows.prefect_server``): as Prefect runs its ephemeral
+#: server (no UI, only the services a local run needs: the task-run recorder and event persister).
+SERVER_ENV = {
+    "PREFECT_UI_ENABLED": "0",
+    "PREFECT__SERVER_EPHEMERAL": "1",
+    "PREFECT__SERVER_FINAL": "1",
 }
 
 

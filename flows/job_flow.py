@@ -6,9 +6,11 @@ Recorded trials are kept and not run again (no container is started for them); w
 ``rerun_invalid`` the chosen invalid trials are moved into ``attempts/`` history first. On
 Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and removes the job's
 containers by label; interrupted trials end without records, so a resume runs them again.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: a runner or worker validates a deployment run's
+parameters with a model Prefect builds from the annotations, and a postponed ``JobConfig`` left
+it "not fully defined", so every deployment run failed.
+"""
 
 import uuid
 from datetime import datetime, timezone
@@ -34,11 +36,14 @@ from tasks_lib.job.records import TrialRecord, TrialSpec
 from tasks_lib.container.sandbox import remove_job_containers
 
 
-def _cleanup_hook(flow_, flow_run, state) -> None:
-    """On cancellation or crash (run in the runner/worker process): remove this run's containers.
+def _cleanup_hook(flow, flow_run, state) -> None:
+    """On cancellation or crash: remove this run's containers.
 
-    By the flow-run label every trial container carries, and by the job's label when the job has
-    a name (a resumed job's leftovers of earlier runs). A hook must never raise.
+    Prefect calls it in the flow's own process (positional arguments) after a crash there, and in
+    the runner or worker process (keyword arguments ``flow=``, ``flow_run=``, ``state=``) after it
+    cancelled the run or saw its process die, e.g. of ``kill -9``: the parameter names must be
+    Prefect's. By the flow-run label every trial container carries, and by the job's label when
+    the job has a name (a resumed job's leftovers of earlier runs). A hook must never raise.
     """
     try:
         remove_job_containers(str(flow_run.id), label=LABEL_FLOW_RUN)

@@ -20,11 +20,14 @@ out = Console()
 
 
 class RichProgress:
-    def __init__(self) -> None:
+    def __init__(self, on_job_dir=None) -> None:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._on_job_dir = on_job_dir  # told the job directory in use (for stopping cleanly)
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        if self._on_job_dir is not None:
+            self._on_job_dir(job_dir)
         console.print(f"[bold]tbflow[/bold] job {job_dir}: {total} trials"
                       + (f" ({already_done} already recorded, kept)" if already_done else ""))
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -2,9 +2,10 @@
 
 It builds a ``JobConfig`` from flags (so bad values exit 2 naming the flag, before anything is
 written), plans the job without Prefect (bad input, a changed identity and a missing Docker engine
-fail fast), runs the job flow in Prefect's embedded local mode (no server to start) with a
-progress bar, and prints the per-trial table and the summary. A job whose trials are all recorded
-is finished without starting Prefect or any container.
+fail fast), runs the job flow with a progress bar against a local Prefect server it starts
+itself, first, in parallel with planning (``flows.prefect_server``), and prints the per-trial
+table and the summary. Signals stop it cleanly (``flows.cli.stopping``). A job whose trials are all
+recorded is finished without starting Prefect or any container.
 
 No ``from __future__ import annotations`` here: Typer reads the annotations at runtime.
 """
@@ -78,7 +79,12 @@ def run(
                                    help="Cut each log file copied out of a trial container at this many MiB "
                                         "(noted in the record and the report)."),
 ) -> None:
-    """Run every task with each harness and record each trial as scored or invalid."""
+    """Run every task with each harness and record each trial as scored or invalid.
+
+    Ctrl-C, SIGTERM, SIGHUP: exit 130/143/129, containers removed, resume command printed.
+
+    A second signal stops at once. Prefect: PREFECT_API_URL if set, else a local server tbflow runs.
+    """
     _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
@@ -118,50 +124,88 @@ def resume(
 
 
 def _run_job(config) -> None:
+    configure_embedded_prefect()
+    from flows import prefect_server
+
+    # The server starts first, while we import, plan and check Docker; only a job that may be
+    # all recorded already (an existing --job-name, resume) is planned before anything starts.
+    job_json = Path(config.jobs_dir) / (config.job_name or "") / "job.json"
+    server = None if config.job_name and job_json.is_file() else prefect_server.start()
     from flows.cli.console import RichProgress, print_results
     from flows.cli import progress
+    from flows.job_plan import plan
+    from flows.cli.stopping import StopHandlers
     from tasks_lib.container.docker_client import preflight
     from tasks_lib.errors import DockerUnavailableError, InputError
 
-    configure_embedded_prefect()
-    from flows.job_plan import plan
+    with StopHandlers() as stop:
+        try:  # fail fast on bad input, a changed identity and a missing engine, before Prefect runs
+            planned = plan(config, uuid.uuid4().hex[:12])
+            if not planned.todo and planned.previous is not None:
+                _finish_recorded(planned)
+                return
+            server = server or prefect_server.start()
+            assert server is not None
+            preflight()
+            stop.job_dir = planned.job_dir
+            server.watch_job_dir(planned.job_dir)
+            from flows.job_flow import job_flow  # importing Prefect also overlaps the server's start
 
-    try:  # fail fast on bad input, a changed identity and a missing engine, before Prefect starts
-        planned = plan(config, uuid.uuid4().hex[:12])
-        if not planned.todo and planned.previous is not None:
-            _finish_recorded(planned)
-            return
-        preflight()
-    except InputError as exc:
-        fail(exc.where, exc.message)
-    except DockerUnavailableError as exc:
-        fail("docker", str(exc))
-    from flows.job_flow import job_flow
+            server.wait_ready()
+        except InputError as exc:
+            fail(exc.where, exc.message)
+        except DockerUnavailableError as exc:
+            fail("docker", str(exc))
+        except RuntimeError as exc:
+            fail("prefect", str(exc), code=1)
+        except KeyboardInterrupt:
+            _stopped(stop, planned=None)
+        stop.quiet_prefect_console()
+        def job_dir_in_use(job_dir: str) -> None:  # the flow names an unnamed job itself
+            if server is not None:
+                server.watch_job_dir(job_dir)
+            stop.job_dir = Path(job_dir)
 
-    listener = RichProgress()
-    progress.set_listener(listener)
-    previous = signal.signal(signal.SIGTERM, _sigterm)
-    try:
-        result = job_flow(config=config)
-    except InputError as exc:
-        fail(exc.where, exc.message)
-    except DockerUnavailableError as exc:
-        fail("docker", str(exc))
-    except KeyboardInterrupt:
-        listener.job_finished()
-        typer.echo("tbflow: interrupted; unfinished trials were not recorded and will run on resume.", err=True)
-        raise typer.Exit(130)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        progress.set_listener(None)
+        listener = RichProgress(on_job_dir=job_dir_in_use)
+        progress.set_listener(listener)
+        try:
+            result = job_flow(config=config)
+        except InputError as exc:
+            fail(exc.where, exc.message)
+        except DockerUnavailableError as exc:
+            fail("docker", str(exc))
+        except BaseException as exc:
+            if stop.signum is None and not _is_termination(exc):
+                raise
+            listener.job_finished()
+            if stop.signum is None:  # Prefect turned a SIGTERM into TerminationSignal and did not re-send it
+                stop.signum = signal.SIGTERM
+            _stopped(stop, planned)
+        finally:
+            progress.set_listener(None)
     print_results(result)
     if any(r.validity.status == "error" for r in result.records):
         raise typer.Exit(EXIT_TBFLOW_ERROR)
 
 
-def _sigterm(signum, frame):  # noqa: ANN001
-    """SIGTERM ends the job like Ctrl-C: containers removed, unfinished trials left unrecorded."""
-    raise KeyboardInterrupt
+def _is_termination(exc: BaseException) -> bool:
+    from prefect.exceptions import TerminationSignal
+
+    return isinstance(exc, (KeyboardInterrupt, TerminationSignal))
+
+
+def _stopped(stop, planned) -> None:
+    """Print the one-paragraph summary of a stopped job and exit 128 + the signal number."""
+    from flows.cli.stopping import stop_summary
+
+    job_dir = stop.job_dir
+    trials = [s.trial_id for s in planned.specs] if planned is not None else []
+    resume = f"tbflow resume {job_dir}" if job_dir is not None else ""
+    try:
+        typer.echo(stop_summary(job_dir, stop.signum or signal.SIGINT, trials, resume), err=True)
+    except (OSError, ValueError):  # the terminal is gone (SIGHUP)
+        pass
+    raise typer.Exit(stop.exit_code)
 
 
 def _finish_recorded(planned) -> None:
