@@ -48,7 +48,13 @@ def _config(**kw):
         return JobConfig(**kw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        fail(_FLAG.get(str(err["loc"][0]), str(err["loc"][0])), err["msg"].removeprefix("Value error, "))
+        field = str(err["loc"][0])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "literal_error":
+            msg = f"unknown value {err['input']!r}: {msg}"
+        elif err["type"] == "string_pattern_mismatch" and field == "job_name":
+            msg = f"{err['input']!r}: use letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit"
+        fail(_FLAG.get(field, field), msg)
 
 
 @app.command()
@@ -135,7 +141,7 @@ def _run_job(config) -> None:
     progress.set_listener(listener)
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
-        result = job_flow(config=config)
+        result = job_flow(**config.flow_parameters())
     except InputError as exc:
         fail(exc.where, exc.message)
     except DockerUnavailableError as exc:
