@@ -43,6 +43,10 @@ EnvRetries = Annotated[int, Field(ge=0, le=10, description="Retries of a trial a
                                                            "never retried.")]
 RerunInvalid = Annotated[Optional[Literal["all", "harness", "environment", "verifier"]], Field(
     description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")]
+Shards = Annotated[int, Field(ge=0, le=64, description=(
+    "Split the trials into this many flow runs of the trial deployment tbflow-trials/trials, run by the "
+    "workers of its work pool (one job over many machines; jobs_dir must be on storage they all share). "
+    "0: run every trial in this flow run."))]
 ForceNew = Annotated[bool, Field(description="If the job exists with another identity, start a new job directory "
                                              "instead of refusing.")]
 
@@ -66,6 +70,7 @@ class JobConfig(BaseModel):
     env_retries: EnvRetries = 2
     rerun_invalid: RerunInvalid = None
     force_new: ForceNew = False
+    shards: Shards = 0
 
     @field_validator("harnesses")
     @classmethod

@@ -12,30 +12,27 @@ What the Prefect UI shows (tags, progress artifact, one-line refusals) is in ``f
 
 from __future__ import annotations
 
-import concurrent.futures
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
 from prefect import flow, get_run_logger, tags
-from prefect.states import Failed
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew, Harnesses, Include,
-                              JobConfig, JobName, JobsDir, Model, NTasks, RerunInvalid, TimeoutMultiplier)
+                              JobConfig, JobName, JobsDir, Model, NTasks, RerunInvalid, Shards, TimeoutMultiplier)
 from flows.job_plan import JobPlan, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
 from flows.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
-from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, tag_flow_run
-from flows.trial_flow import trial_task_for
+from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
+from flows.job_shards import run_shards
+from flows.trial_runner import run_trials
 from harnesses.registry import get_harness
 from tasks_lib import interrupts
 from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
 from tasks_lib.job_store import JobStore
 from tasks_lib.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.records import TrialRecord, TrialSpec
 from tasks_lib.sandbox import remove_job_containers
 
 
@@ -74,6 +71,7 @@ def _job_flow(
     env_retries: EnvRetries = 2,
     rerun_invalid: RerunInvalid = None,
     force_new: ForceNew = False,
+    shards: Shards = 0,
 ) -> JobResult:
     """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
     ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
@@ -88,25 +86,15 @@ def _job_flow(
         p = plan(config, uuid.uuid4().hex[:12])
         preflight()
     except InputError as exc:
-        return _refused(logger, exc, f"{exc.where}: {exc.message}")
+        return refused(logger, exc, f"{exc.where}: {exc.message}")
     except DockerUnavailableError as exc:
-        return _refused(logger, exc, f"docker: {exc}")
+        return refused(logger, exc, f"docker: {exc}")
     return _run_job(p, logger)
 
 
 _job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()
 job_flow = flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_hook],
                 on_crashed=[_cleanup_hook])(_job_flow)
-
-
-def _refused(logger, exc: Exception, message: str):
-    """A one-line Failed state for input the job cannot run with (no traceback: nothing broke).
-
-    The exception stays the state's data, so a Python caller of ``job_flow`` gets it raised.
-    """
-    message = readable(message)
-    logger.error("tbflow: %s", message)
-    return Failed(message=message.splitlines()[0] if message else type(exc).__name__, data=exc)
 
 
 def _run_job(p: JobPlan, logger) -> JobResult:
@@ -129,12 +117,15 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     unfinished: list[str] = []
     model_apis = p.model_wire_apis()
     try:
-        if model_apis and todo:
+        if model_apis and todo and not p.config.shards:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
             record.harness_provenance = _bundle_provenance(p, logger)
             store.write_job(record)
         with tags(*[t for t in tags_ if not t.startswith("harness:")]):  # a trial is tagged with its own
-            unfinished = _run_trials(todo, p, listener)
+            if p.config.shards and todo:
+                unfinished = run_shards(todo, p, listener, logger, tags_)
+            else:
+                unfinished = run_trials(todo, p, listener)
         record.ended_at = datetime.now(timezone.utc)
         store.write_job(record)
     finally:
@@ -164,45 +155,3 @@ def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
         except Exception as exc:  # noqa: BLE001 - recorded per trial as invalid: harness
             logger.warning("harness %s could not be prepared: %s", name, exc)
     return out
-
-
-def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
-    interrupts.clear()
-    unfinished: list[str] = []
-    trial = {h: trial_task_for(p.job_dir, p.config.env_retries, h) for h in p.config.harnesses}
-    total = len(p.specs)
-    with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
-        try:
-            futures = {runner.submit(trial[s.harness], {"spec": s, "job_dir": str(p.job_dir)}): s for s in todo}
-            for fut in _as_completed(list(futures)):
-                spec = futures[fut]
-                outcome = fut.result(raise_on_failure=False)
-                if isinstance(outcome, TrialRecord):
-                    p.recorded[spec.trial_id] = outcome
-                    listener.trial_finished(outcome, len(p.recorded), total)
-                else:
-                    unfinished.append(spec.trial_id)
-                    listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
-        except BaseException:
-            # Ctrl-C / SIGTERM / TerminationSignal reach only this thread. Stop the trial threads
-            # and remove their containers *before* the runner waits for those threads, so they
-            # end at once, unrecorded, and nothing of this job keeps running.
-            interrupts.request_stop()
-            remove_job_containers(p.job_id)
-            raise
-    return unfinished
-
-
-def _as_completed(futures: list, poll_sec: float = 0.5):
-    """Yield Prefect futures as they finish, waking up every ``poll_sec``.
-
-    An untimed wait (as in ``prefect.futures.as_completed``) can hold off Ctrl-C until the next
-    trial finishes; a timed one lets the signal stop the job within ``poll_sec``.
-    """
-    by_wrapped = {f.wrapped_future: f for f in futures}
-    pending = set(by_wrapped)
-    while pending:
-        done, pending = concurrent.futures.wait(pending, timeout=poll_sec,
-                                                return_when=concurrent.futures.FIRST_COMPLETED)
-        for w in done:
-            yield by_wrapped[w]

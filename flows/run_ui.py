@@ -7,12 +7,14 @@ fail a job whose trials are fine, so each one logs a warning instead of raising.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.context import FlowRunContext
+from prefect.states import Failed
 
 from flows.job_plan import JobPlan
 from tasks_lib.records import TrialRecord
@@ -50,6 +52,33 @@ def tag_flow_run(tags: list[str], logger) -> None:
             client.update_flow_run(ctx.flow_run.id, tags=merged)
     except Exception as exc:  # noqa: BLE001 - a view; the job goes on
         logger.warning("could not tag the flow run: %s", readable(str(exc)))
+
+
+class _RefusalTracebackFilter(logging.Filter):
+    """Drops the traceback Prefect's engine logs for every failed flow run ("Engine execution
+    exited with unexpected exception") when the failure is a refusal of bad input: the run's own
+    one-line error already says what is wrong, and a traceback would read as a tbflow crash."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (exc is not None and getattr(exc, "tbflow_refusal", False))
+
+
+_refusal_filter = _RefusalTracebackFilter()
+
+
+def refused(logger, exc: Exception, message: str):
+    """A one-line Failed state for input a run cannot go on with (no traceback: nothing broke).
+
+    The exception stays the state's data, so a Python caller of the flow gets it raised.
+    """
+    message = readable(message)
+    logger.error("tbflow: %s", message)
+    exc.tbflow_refusal = True  # type: ignore[attr-defined]
+    engine_logger = logging.getLogger("prefect.flow_runs")
+    if _refusal_filter not in engine_logger.filters:
+        engine_logger.addFilter(_refusal_filter)
+    return Failed(message=message.splitlines()[0] if message else type(exc).__name__, data=exc)
 
 
 class ProgressArtifact:

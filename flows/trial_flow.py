@@ -27,7 +27,7 @@ from pathlib import Path
 
 import requests
 from docker.errors import DockerException
-from prefect import task
+from prefect import tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
@@ -135,6 +135,11 @@ class EnvironmentRetry(EnvironmentFailure):
 
 @task(name="trial", task_run_name="{spec.trial_id}", **_NO_CACHE)
 def run_trial(spec: TrialSpec, job_dir: str) -> State:
+    with tags(f"harness:{spec.harness}"):  # the stage runs too: task options' tags are not inherited
+        return _trial_body(spec, job_dir)
+
+
+def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     store = JobStore(Path(job_dir))
     ctx = TaskRunContext.get()
     run_count = ctx.task_run.run_count if ctx else 1
