@@ -64,6 +64,7 @@ def test_documented_commands_take_a_new_user_to_a_completed_run(docker_ready, tm
         assert (job_dir / "report.md").is_file() and len(list((job_dir / "trials").glob("*/trial.json"))) == 4
         logs = "\n".join(x["message"] for x in api.logs(run["id"]))
         assert f"{socket.gethostname()}:{job_dir}" in logs, logs[-3000:]
+        assert f"| Location | `{socket.gethostname()}:{job_dir}` |" in (job_dir / "report.md").read_text()
         keys = {a["key"] for a in api.artifacts(run["id"])}
         slug = re.sub(r"[^a-z0-9]+", "-", job_dir.name.lower()).strip("-")
         assert {f"{slug}-report", f"{slug}-trials", f"{slug}-progress"} <= keys, keys
