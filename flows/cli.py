@@ -108,7 +108,7 @@ def resume(
         fail(exc.where, exc.message)
     cfg = dict(record.config)
     cfg.update(jobs_dir=str(job_dir.resolve().parent), job_name=job_dir.resolve().name, force_new=False,
-               rerun_invalid=rerun_invalid)
+               rerun_invalid=rerun_invalid, shards=0)  # the CLI runs trials here (shards: docs/deployments.md)
     if concurrency is not None:
         cfg["concurrency"] = concurrency
     if env_retries is not None:

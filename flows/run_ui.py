@@ -78,7 +78,8 @@ def refused(logger, exc: Exception, message: str):
     engine_logger = logging.getLogger("prefect.flow_runs")
     if _refusal_filter not in engine_logger.filters:
         engine_logger.addFilter(_refusal_filter)
-    return Failed(message=message.splitlines()[0] if message else type(exc).__name__, data=exc)
+    one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    return Failed(message=one_line or type(exc).__name__, data=exc)
 
 
 class ProgressArtifact:
