@@ -78,3 +78,14 @@ def test_trial_log_lines_carry_no_colour_codes(tmp_path):
     LogListener(logger).trial_finished(record, 1, 1)
     assert seen == ["[1/1] t codex#1: invalid: harness (Error: 401 Unauthorized) [" + seen[0].split("[")[-1]]
     assert "\x1b" not in seen[0] and "\\n" not in seen[0]
+
+
+def test_a_retried_environment_failure_is_logged_as_text():
+    """Prefect logs a retried task's exception with %r: a build error showed literal \\n and
+    colour codes in the UI."""
+    from flows.trial_flow import EnvironmentRetry
+
+    exc = EnvironmentRetry("build-image", "retrying after: docker build failed:\n\x1b[31mERROR\x1b[0m: no such file")
+    text = "%r" % exc
+    assert text == "EnvironmentRetry: build-image: retrying after: docker build failed:\nERROR: no such file"
+    assert "\x1b" not in text and "\\n" not in text
