@@ -22,18 +22,18 @@ from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclud
                               JobConfig, JobName, JobsDir, Model, NTasks, RerunInvalid, Shards, TimeoutMultiplier)
 from flows.job_plan import JobPlan, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
-from flows.progress import LogListener, installed_listener, location
+from flows.cli.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
 from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
 from flows.job_shards import run_shards
 from flows.trial_runner import run_trials
 from harnesses.registry import get_harness
-from tasks_lib import interrupts
-from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
+from tasks_lib.trial import interrupts
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
-from tasks_lib.job_store import JobStore
-from tasks_lib.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.sandbox import remove_job_containers
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
+from tasks_lib.container.sandbox import remove_job_containers
 
 
 def _cleanup_hook(flow_, flow_run, state) -> None:

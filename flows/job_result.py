@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from flows import __version__
+from tasks_lib import __version__
 from flows.job_plan import JobPlan
-from flows.progress import location
+from flows.cli.progress import location
 from harnesses.registry import get_harness
-from tasks_lib.records import JobRecord, TaskProblemRecord, TrialRecord
+from tasks_lib.job.records import JobRecord, TaskProblemRecord, TrialRecord
 
 
 class JobResult(JobRecord):

@@ -21,8 +21,8 @@ from prefect.states import Cancelling
 from flows.job_plan import JobPlan
 from flows.run_ui import readable
 from flows.trials_flow import TRIALS_DEPLOYMENT
-from tasks_lib.job_store import JobStore
-from tasks_lib.records import TrialSpec
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.records import TrialSpec
 
 POLL_SEC = 2.0
 

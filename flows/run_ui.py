@@ -17,8 +17,8 @@ from prefect.context import FlowRunContext
 from prefect.states import Failed
 
 from flows.job_plan import JobPlan
-from tasks_lib.records import TrialRecord
-from tasks_lib.text_clean import clean_text
+from tasks_lib.job.records import TrialRecord
+from tasks_lib.report.text_clean import clean_text
 
 
 def readable(text: str) -> str:

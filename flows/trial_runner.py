@@ -15,9 +15,9 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_plan import JobPlan
 from flows.trial_flow import trial_task_for
-from tasks_lib import interrupts
-from tasks_lib.records import TrialRecord, TrialSpec
-from tasks_lib.sandbox import remove_job_containers
+from tasks_lib.trial import interrupts
+from tasks_lib.job.records import TrialRecord, TrialSpec
+from tasks_lib.container.sandbox import remove_job_containers
 
 
 def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[], object] | None = None) -> list[str]:

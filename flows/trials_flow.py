@@ -7,7 +7,7 @@ and gateway as a local run), so nothing about a trial changes with where it runs
 work pools decide where (a worker's ``--limit`` caps the shards one machine runs at once). The
 job's coordinator (``job_flow`` with ``shards``) owns the job directory: it writes ``job.json``
 and the reports; a shard writes only the records of its own trials, each atomically into its
-own ``trials/<trial id>/`` (tasks_lib/job_store.py), so shards never write the same file.
+own ``trials/<trial id>/`` (tasks_lib/job/job_store.py), so shards never write the same file.
 
 A shard re-plans the job from ``job.json`` and refuses (one line, nothing run) when the job's
 identity differs on this machine: other task files or adapter code would make its records
@@ -25,14 +25,14 @@ from prefect.runtime import flow_run
 
 from flows.job_config import Concurrency, JobConfig
 from flows.job_plan import plan, upstream_for
-from flows.progress import LogListener, location
+from flows.cli.progress import LogListener, location
 from flows.run_ui import refused
 from flows.trial_runner import run_trials
-from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
-from tasks_lib.job_store import JobStore
-from tasks_lib.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.sandbox import remove_job_containers
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
+from tasks_lib.container.sandbox import remove_job_containers
 
 #: the deployment a coordinator submits shards to (deployments/prefect.yaml)
 TRIALS_DEPLOYMENT = "tbflow-trials/trials"

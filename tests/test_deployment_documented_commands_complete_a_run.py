@@ -103,6 +103,6 @@ def _check_parameters_are_validated(api: Api, env: dict, port: int, tmp_path: Pa
     assert "no-such-dataset" in msg and "\n" not in msg and "Traceback" not in msg, msg
     logs = "\n".join(x["message"] for x in api.logs(failed["id"]))
     assert "Traceback" not in logs, logs
-    from tasks_lib.docker_client import LABEL_FLOW_RUN, get_client
+    from tasks_lib.container.docker_client import LABEL_FLOW_RUN, get_client
 
     assert not get_client().containers.list(all=True, filters={"label": f"{LABEL_FLOW_RUN}={failed['id']}"})

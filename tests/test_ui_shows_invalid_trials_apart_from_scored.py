@@ -62,7 +62,7 @@ def test_trial_log_lines_carry_no_colour_codes(tmp_path):
 
     from report_fixtures import make_trial
 
-    from flows.progress import LogListener
+    from flows.cli.progress import LogListener
 
     record = make_trial("t", "codex", invalid="harness")
     record.validity.reason = "\x1b[31mError:\x1b[0m 401 Unauthorized\n"
