@@ -24,7 +24,8 @@ HarnessName = Literal[tuple(known_harnesses())]  # type: ignore[valid-type]
 
 Dataset = Annotated[str, Field(min_length=1, description="A task directory or a directory of task directories "
                                                          "(a path on the machine that runs the job).")]
-Harnesses = Annotated[list[HarnessName], Field(min_length=1, description="Harnesses to run every task with.")]
+Harnesses = Annotated[list[HarnessName],  # type: ignore[valid-type]  # an enum built from the registry
+                      Field(min_length=1, description="Harnesses to run every task with.")]
 Model = Annotated[Optional[str], Field(description="PROVIDER/MODEL for model harnesses.")]
 Concurrency = Annotated[int, Field(ge=1, le=64, description="Trials running at once.")]
 Attempts = Annotated[int, Field(ge=1, le=100, description="Trials per task and harness.")]

@@ -15,6 +15,7 @@ import time
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 from prefect.states import Cancelling
 
@@ -40,10 +41,11 @@ def run_shards(todo: list[TrialSpec], p: JobPlan, listener, logger, tags: list[s
     chunks = split(todo, p.config.shards)
     runs: list[UUID] = []
     for i, chunk in enumerate(chunks, 1):
-        fr = run_deployment(TRIALS_DEPLOYMENT, timeout=0, as_subflow=True, tags=tags,
-                            flow_run_name=f"{p.job_dir.name} shard {i}/{len(chunks)}",
-                            parameters={"job_dir": job_dir, "trial_ids": [s.trial_id for s in chunk],
-                                        "concurrency": p.config.concurrency})
+        fr: FlowRun = run_deployment(  # type: ignore[assignment]  # called from sync code: a FlowRun
+            TRIALS_DEPLOYMENT, timeout=0, as_subflow=True, tags=tags,
+            flow_run_name=f"{p.job_dir.name} shard {i}/{len(chunks)}",
+            parameters={"job_dir": job_dir, "trial_ids": [s.trial_id for s in chunk],
+                        "concurrency": p.config.concurrency})
         runs.append(fr.id)
         logger.info("shard %d/%d: %d trials, flow run %s", i, len(chunks), len(chunk), fr.name)
     pending = {s.trial_id for s in todo}
@@ -60,7 +62,7 @@ def run_shards(todo: list[TrialSpec], p: JobPlan, listener, logger, tags: list[s
     except BaseException:
         _cancel(runs, logger)
         raise
-    for r, s in zip(runs, states):
+    for r, s in zip(runs, states, strict=True):
         if s is not None and not s.is_completed():
             logger.warning("shard run %s ended %s: %s", r, s.name, readable(s.message or ""))
     return sorted(pending)

@@ -110,8 +110,8 @@ class ProgressArtifact:
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
         try:
-            self.id = create_progress_artifact(progress=_pct(already_done, total), key=self.key,
-                                               description=self._text(already_done, total))
+            self.id = create_progress_artifact(  # type: ignore[assignment]  # called from sync code: a UUID
+                progress=_pct(already_done, total), key=self.key, description=self._text(already_done, total))
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not create the progress artifact: %s", readable(str(exc)))
 

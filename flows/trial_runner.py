@@ -9,7 +9,7 @@ so they end at once, unrecorded, and nothing keeps running.
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Callable
+from typing import Any, Callable
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -31,7 +31,8 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
     unfinished: list[str] = []
     trial = {h: trial_task_for(p.job_dir, p.config.env_retries, h) for h in p.config.harnesses}
     total = len(p.specs)
-    with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
+    pool: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=p.config.concurrency)
+    with pool as runner:
         try:
             futures = {runner.submit(trial[s.harness], {"spec": s, "job_dir": str(p.job_dir)}): s for s in todo}
             for fut in _as_completed(list(futures)):

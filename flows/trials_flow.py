@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
@@ -38,11 +39,11 @@ from tasks_lib.container.sandbox import remove_job_containers
 TRIALS_DEPLOYMENT = "tbflow-trials/trials"
 
 
-def _cleanup_hook(flow_, run, state) -> None:
+def _cleanup_hook(flow: Any, flow_run: Any, state: Any) -> None:  # noqa: ARG001 (Prefect's hook signature)
     """On cancellation or crash: remove the containers this shard started (its flow-run label),
     never the job's others, which a sibling shard may be running on the same engine."""
     try:
-        remove_job_containers(str(run.id), label=LABEL_FLOW_RUN)
+        remove_job_containers(str(flow_run.id), label=LABEL_FLOW_RUN)
     except Exception:  # noqa: BLE001 - a hook must never raise
         pass
 
