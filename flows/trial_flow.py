@@ -132,11 +132,6 @@ def _retry_environment_only(task_, task_run, state) -> bool:
 class EnvironmentRetry(EnvironmentFailure):
     """Raised to make Prefect retry the trial; carries the failure it retries."""
 
-    def __repr__(self) -> str:
-        # Prefect logs the exception of a task run it retries with %r: show the message as text
-        # (real line breaks, no terminal colour codes from a build log), not as an escaped string.
-        return clean_text(f"{type(self).__name__}: {self.stage}: {self.message}").strip()
-
 
 @task(name="trial", task_run_name="{spec.trial_id}", **_NO_CACHE)
 def run_trial(spec: TrialSpec, job_dir: str) -> State:

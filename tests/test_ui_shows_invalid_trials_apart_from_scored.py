@@ -80,10 +80,14 @@ def test_trial_log_lines_carry_no_colour_codes(tmp_path):
     assert "\x1b" not in seen[0] and "\\n" not in seen[0]
 
 
-def test_a_retried_environment_failure_is_logged_as_text():
-    """Prefect logs a retried task's exception with %r: a build error showed literal \\n and
-    colour codes in the UI."""
+def test_a_failed_or_retried_stage_is_logged_as_text():
+    """Prefect logs a failed or retried task's exception with %r: a build error showed literal
+    \\n and colour codes in the UI."""
     from flows.trial_flow import EnvironmentRetry
+    from tasks_lib.errors import ImageBuildError
+
+    build = ImageBuildError("build-image", "docker build failed:\n\x1b[1mStep 1/2\x1b[0m")
+    assert "%r" % build == "ImageBuildError: build-image: docker build failed:\nStep 1/2"
 
     exc = EnvironmentRetry("build-image", "retrying after: docker build failed:\n\x1b[31mERROR\x1b[0m: no such file")
     text = "%r" % exc
