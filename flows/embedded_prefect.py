@@ -1,4 +1,5 @@
-"""Defaults for Prefect's local mode, set before Prefect is imported.
+"""Defaults for Prefect's embedded local mode (and for CLI runs against a configured server), set
+before Prefect is imported.
 
 With no ``PREFECT_API_URL`` tbflow starts a local server per command (``flows.prefect_server``;
 Prefect's own "ephemeral" mode, used by the tests' harness, does the same lazily). Measured here:
@@ -23,7 +24,6 @@ DEFAULTS = {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",
-    "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "100",
     "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE": "200",
 }
@@ -37,7 +37,14 @@ SERVER_ENV = {
     "PREFECT__SERVER_FINAL": "1",
 }
 
+#: Embedded mode: nobody reads the temporary server's logs, so run loggers keep quiet (INFO lines
+#: would cost server CPU). With a configured server (``PREFECT_API_URL``) the run's INFO logs go
+#: to the server, where the UI shows them; only the console is kept to warnings, for the progress bar.
+QUIET_EMBEDDED = {"PREFECT_LOGGING_LEVEL": "WARNING"}
+QUIET_CONSOLE = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"}
+
 
 def configure_embedded_prefect() -> None:
-    for key, value in DEFAULTS.items():
+    quiet = QUIET_CONSOLE if os.environ.get("PREFECT_API_URL") else QUIET_EMBEDDED
+    for key, value in {**DEFAULTS, **quiet}.items():
         os.environ.setdefault(key, value)

@@ -34,11 +34,11 @@ from pathlib import Path
 
 import requests
 from docker.errors import DockerException
-from prefect import task
+from prefect import tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
-from prefect.tasks import exponential_backoff
+from prefect.states import Completed, State
 from prefect.transactions import CommitMode, transaction
 
 from tasks_lib.trial.harness_api import PreparedHarness
@@ -58,6 +58,7 @@ from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, Stag
 from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_container
 from tasks_lib.job.task_loader import load_task
 from tasks_lib.job.task_model import Task
+from tasks_lib.report.text_clean import clean_text
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 STAGE_KEY_VERSION = 3
@@ -80,7 +81,7 @@ def _build_key(ctx: TaskRunContext, params: dict) -> str | None:
     return stage_key("build-image")(ctx, params) if image_present(params["task_"]) else None
 
 
-@task(name="prepare-harness", **_NO_CACHE)
+@task(name="prepare-harness", task_run_name="{spec.trial_id} · prepare-harness", **_NO_CACHE)
 def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     """Not cached by Prefect on purpose: its durable result is the harness bundle cache on disk
     (content-addressed, written atomically, so committed the moment it is built), and a Prefect
@@ -89,12 +90,12 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     return get_harness(spec.harness).prepare(task_)
 
 
-@task(name="build-image")
+@task(name="build-image", task_run_name="{spec.trial_id} · build-image")
 def build_image(spec: TrialSpec, task_: Task, trial_dir: Path) -> ImageOutcome:
     return ensure_image(task_, trial_dir / "build.log", "build.log")
 
 
-@task(name="run-agent", **_NO_CACHE)
+@task(name="run-agent", task_run_name="{spec.trial_id} · run-agent", **_NO_CACHE)
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
@@ -109,20 +110,20 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
 
-@task(name="kill-process-groups", **_NO_CACHE)
+@task(name="kill-process-groups", task_run_name="{spec.trial_id} · kill-process-groups", **_NO_CACHE)
 def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
     return kill_process_groups(Sandbox.attach(spec.job_id, spec.trial_id), agent.outcome, agent.killed_at_deadline)
 
 
-@task(name="run-verifier", **_NO_CACHE)
+@task(name="run-verifier", task_run_name="{spec.trial_id} · run-verifier", **_NO_CACHE)
 def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierStageResult:
     interrupts.check()
     return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
                         task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes)
 
 
-@task(name="classify", **_NO_CACHE)
-def classify_stage(kind: str, error: StageError | None, agent: AgentOutcome | None,
+@task(name="classify", task_run_name="{trial_id} · classify", **_NO_CACHE)
+def classify_stage(trial_id: str, kind: str, error: StageError | None, agent: AgentOutcome | None,
                    verifier: VerifierOutcome | None, broke: TrialFlag | None = None) -> Validity:
     return classify(kind, error, agent, verifier, broke)  # type: ignore[arg-type]
 
@@ -141,7 +142,12 @@ class EnvironmentRetry(EnvironmentFailure):
 
 
 @task(name="trial", task_run_name="{spec.trial_id}", **_NO_CACHE)
-def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
+def run_trial(spec: TrialSpec, job_dir: str) -> State:
+    with tags(f"harness:{spec.harness}"):  # the stage runs too: task options' tags are not inherited
+        return _trial_body(spec, job_dir)
+
+
+def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     store = JobStore(Path(job_dir))
     ctx = TaskRunContext.get()
     run_count = ctx.task_run.run_count if ctx else 1
@@ -197,7 +203,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         retry_log.parent.mkdir(exist_ok=True)
         retry_log.write_text(json.dumps(earlier + [f"{error.stage}: {error.message}"]))
         raise EnvironmentRetry(error.stage, f"retrying after: {error.message}", error.evidence)
-    validity = classify_stage(harness.kind, error, agent_outcome, verifier, broke)
+    validity = classify_stage(spec.trial_id, harness.kind, error, agent_outcome, verifier, broke)
     if earlier and error is not None:
         validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
     ended = datetime.now(timezone.utc)
@@ -211,11 +217,30 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     )
     store.write_trial(record)
     retry_log.unlink(missing_ok=True)
-    return record
+    return verdict_state(record)
 
 
-def trial_task_for(job_dir: Path, env_retries: int):
-    """The trial task configured with this job's retry policy for environment failures."""
+def verdict_state(record: TrialRecord) -> State:
+    """The trial task's final state: ``Completed`` for a scored trial, ``Completed`` named
+    ``Invalid`` for an invalid one, with the verdict as the state message, so the UI tells them
+    apart at a glance. Either way the data is the record (what ``future.result()`` returns); an
+    invalid trial is a result of the job, not a failure of the task.
+    """
+    v = record.validity
+    if v.status == "scored":
+        return Completed(data=record, message=f"scored {v.reward:g}")
+    reason = clean_text(v.reason or "").strip()
+    return Completed(data=record, name="Invalid", message=f"invalid: {v.kind}: {reason}"[:1000])
+
+
+#: seconds before an environment failure's retry (± jitter). One number, not a backoff list: the
+#: Prefect UI shows a list of delays as "NaNs".
+ENV_RETRY_DELAY_SEC = 3
+
+
+def trial_task_for(job_dir: Path, env_retries: int, harness: str):
+    """The trial task of one harness, tagged with it, with this job's retry policy for environment
+    failures."""
     return run_trial.with_options(retries=env_retries, retry_condition_fn=_retry_environment_only,
-                                  retry_delay_seconds=exponential_backoff(backoff_factor=1),
-                                  retry_jitter_factor=0.5)
+                                  retry_delay_seconds=ENV_RETRY_DELAY_SEC, retry_jitter_factor=0.5,
+                                  tags={f"harness:{harness}"})

@@ -21,6 +21,13 @@ from __future__ import annotations
 class TbflowError(Exception):
     """Base of every error tbflow raises on purpose."""
 
+    def __repr__(self) -> str:
+        # Prefect logs a failed or retried task run's exception with %r: show the message as text
+        # (real line breaks, no terminal colour codes from a build log), not as an escaped string.
+        from tasks_lib.report.text_clean import clean_text
+
+        return clean_text(f"{type(self).__name__}: {self}").strip()
+
 
 class InputError(TbflowError):
     """Bad user input. ``where`` names the flag, file or field at fault."""

@@ -50,7 +50,7 @@ def run_job(docker_ready, prefect_local, tmp_path):
     def _run(dataset: Path, **kw):
         kw.setdefault("jobs_dir", str(tmp_path / "jobs"))
         kw.setdefault("job_name", "job")
-        return job_flow(config=JobConfig(dataset=str(dataset), **kw))
+        return job_flow(**JobConfig(dataset=str(dataset), **kw).flow_parameters())
 
     return _run
 

@@ -52,7 +52,13 @@ def _config(**kw):
         return JobConfig(**kw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        fail(_FLAG.get(str(err["loc"][0]), str(err["loc"][0])), err["msg"].removeprefix("Value error, "))
+        field = str(err["loc"][0])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "literal_error":
+            msg = f"unknown value {err['input']!r}: {msg}"
+        elif err["type"] == "string_pattern_mismatch" and field == "job_name":
+            msg = f"{err['input']!r}: use letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit"
+        fail(_FLAG.get(field, field), msg)
 
 
 @app.command()
@@ -115,7 +121,7 @@ def resume(
         fail(exc.where, exc.message)
     cfg = dict(record.config)
     cfg.update(jobs_dir=str(job_dir.resolve().parent), job_name=job_dir.resolve().name, force_new=False,
-               rerun_invalid=rerun_invalid)
+               rerun_invalid=rerun_invalid, shards=0)  # the CLI runs trials here (shards: docs/deployments.md)
     if concurrency is not None:
         cfg["concurrency"] = concurrency
     if env_retries is not None:
@@ -169,7 +175,7 @@ def _run_job(config) -> None:
         listener = RichProgress(on_job_dir=job_dir_in_use)
         progress.set_listener(listener)
         try:
-            result = job_flow(config=config)
+            result = job_flow(**config.flow_parameters())
         except InputError as exc:
             fail(exc.where, exc.message)
         except DockerUnavailableError as exc:

@@ -233,6 +233,8 @@ class JobRecord(BaseModel):
     job_id: str
     job_name: str
     dataset: str
+    #: where the job directory is, as ``host:/absolute/path`` (written by the run that owns the job)
+    location: str | None = None
     config: dict
     tbflow_version: str
     harness_versions: dict[str, str]

@@ -66,6 +66,7 @@ class JobInfo(BaseModel):
     job_id: str
     job_name: str
     dataset: str
+    location: str | None = Field(default=None, description="Where the job directory is: host:/absolute/path.")
     model: str | None = None
     harnesses: list[HarnessInfo]
     attempts: int | None = Field(default=None, description="Configured attempts per task and harness.")
