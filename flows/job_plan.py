@@ -112,7 +112,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
                   identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
                   generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
-        for (t, h, a), tid in zip(keys, ids)
+        for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
                    specs=specs, recorded=recorded, rerun=rerun)

@@ -31,6 +31,7 @@ import json
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import requests
 from docker.errors import DockerException
@@ -62,7 +63,7 @@ from tasks_lib.report.text_clean import clean_text
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 STAGE_KEY_VERSION = 3
-_NO_CACHE = dict(cache_policy=NO_CACHE, persist_result=False)
+_NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
 
 
 def stage_key(stage: str):
@@ -161,7 +162,7 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     image = agent = kill = verifier = error = prepared = broke = logs = None
     flags: list[TrialFlag] = []
     retryable = True
-    storage = dict(result_storage=store.job_dir / ".cache", persist_result=True)
+    storage: dict[str, Any] = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
         task_ = load_task(Path(spec.task_path))
         with transaction(commit_mode=CommitMode.EAGER):

@@ -64,7 +64,8 @@ def _config(**kw):
 @app.command()
 def run(
     dataset: str = typer.Argument(..., help="A task directory, or a directory of task directories."),
-    harness: List[str] = typer.Option(["oracle"], "--harness", "-a", help="Harness to run (repeatable): oracle, nop, codex, opencode, pi, claude-code."),
+    harness: List[str] = typer.Option(["oracle"], "--harness", "-a",
+                                      help="Harness to run (repeatable): oracle, nop, codex, opencode, pi, claude-code."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="PROVIDER/MODEL for model harnesses."),
     concurrency: int = typer.Option(1, "--concurrency", "-n", min=1, max=64, help="Trials running at once."),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, max=100, help="Trials per task and harness."),

@@ -21,6 +21,7 @@ got that far.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -74,7 +75,7 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     vdir = trial_dir / "verifier"
     vdir.mkdir(exist_ok=True)
     ran_next_to = parse_process_lines("\n".join(witness.ran_next_to))[1] if witness.started else None
-    base = dict(exit_code=witness.exit_code, timeout_sec=timeout_sec, duration_sec=round(result.duration_sec, 3),
+    base: dict[str, Any] = dict(exit_code=witness.exit_code, timeout_sec=timeout_sec, duration_sec=round(result.duration_sec, 3),
                 stdout_log="verifier/test-stdout.txt", tampered=bool(flags))
     broke = None
     if result.timed_out:
