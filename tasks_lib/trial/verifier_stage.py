@@ -75,8 +75,9 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     vdir = trial_dir / "verifier"
     vdir.mkdir(exist_ok=True)
     ran_next_to = parse_process_lines("\n".join(witness.ran_next_to))[1] if witness.started else None
-    base: dict[str, Any] = dict(exit_code=witness.exit_code, timeout_sec=timeout_sec, duration_sec=round(result.duration_sec, 3),
-                stdout_log="verifier/test-stdout.txt", tampered=bool(flags))
+    base: dict[str, Any] = dict(exit_code=witness.exit_code, timeout_sec=timeout_sec,
+                                duration_sec=round(result.duration_sec, 3), stdout_log="verifier/test-stdout.txt",
+                                tampered=bool(flags))
     broke = None
     if result.timed_out:
         outcome = VerifierOutcome(timed_out=True, **base,
