@@ -21,13 +21,13 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_run_logger, tags
 from prefect.runtime import flow_run
 
 from flows.job_config import Concurrency, JobConfig
 from flows.job_plan import plan, upstream_for
 from flows.cli.progress import LogListener, location
-from flows.run_ui import refused
+from flows.run_ui import job_tags, refused
 from flows.trial_runner import run_trials
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
@@ -82,8 +82,9 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
     try:
         if model_apis and todo:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
-        unfinished = run_trials(todo, p, listener,
-                                cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN))
+        with tags(*[t for t in job_tags(p) if not t.startswith("harness:")]):  # a trial is tagged with its own
+            unfinished = run_trials(todo, p, listener,
+                                    cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN))
     finally:
         stop_job_gateway(p.job_id)
     return {"host": socket.gethostname(), "ran": [s.trial_id for s in todo if s.trial_id not in unfinished],

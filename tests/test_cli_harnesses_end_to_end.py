@@ -36,6 +36,7 @@ def model(monkeypatch):
 
 
 def _solvable(tmp_path, **kw):
+    kw.setdefault("agent_timeout", 240)  # opencode alone took 60+ s to start at load 12 on 2 cores
     ds = tmp_path / "ds"
     make_task(ds, "make-done", check="[ \"$(cat /app/done.txt)\" = solved ]",
               instruction="Create /app/done.txt containing the word solved.\n", **kw)

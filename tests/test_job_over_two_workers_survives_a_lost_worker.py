@@ -63,7 +63,7 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
     procs = {"server": start_session([str(VENV / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
                                       str(port)], env, tmp_path, tmp_path / "server.log")}
     try:
-        _sh("prefect server status --wait --timeout 120", env)
+        _sh("prefect server status --wait --timeout 300", env)
         _sh("prefect work-pool create tbflow --type process --overwrite", env)
         _sh("prefect --no-prompt deploy --all --prefect-file deployments/prefect.yaml", env)
         _sh("prefect automation create --from-file deployments/crash-zombie-runs.yaml", env)
@@ -94,6 +94,7 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
         trial_runs = [t for t in api.post("/task_runs/filter", {"limit": 200})
                       if t["name"] in records and t["state"]["type"] == "COMPLETED"]
         assert sorted(t["name"] for t in trial_runs) == sorted(records), "a trial completed twice or never"
+        assert all({"job:spread", "dataset:ds", "harness:oracle"} <= set(t["tags"]) for t in trial_runs), trial_runs
         ran_in = {t["flow_run_id"] for t in trial_runs}
         assert b_run in ran_in, "the killed worker's shard recorded nothing"
         assert ran_in - {b_run}, "the other worker ran nothing"
