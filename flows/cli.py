@@ -9,6 +9,7 @@ is finished without starting Prefect or any container.
 No ``from __future__ import annotations`` here: Typer reads the annotations at runtime.
 """
 
+import errno
 import signal
 import uuid
 from pathlib import Path
@@ -27,6 +28,8 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
+#: exit code when the disk under the jobs dir is full (not 2: the input was fine)
+DISK_FULL = 3
 
 
 @app.callback()
@@ -63,8 +66,9 @@ def run(
     n_tasks: Optional[int] = typer.Option(None, "--n-tasks", min=1, help="Run only the first N tasks (by name)."),
     jobs_dir: str = typer.Option("jobs", "--jobs-dir", help="Where job directories are written."),
     job_name: Optional[str] = typer.Option(None, "--job-name",
-                                           help="Job directory name (default: a timestamp). An existing job "
-                                                "with this name is continued: recorded trials are kept."),
+                                           help="Job directory name (default: a timestamp plus a random suffix). "
+                                                "An existing job with this name is continued: recorded trials "
+                                                "are kept; while another run holds the job it is refused (exit 2)."),
     timeout_multiplier: float = typer.Option(1.0, "--timeout-multiplier", min=0.01, max=100,
                                              help="Multiply every agent and verifier timeout (recorded in the job)."),
     env_retries: int = typer.Option(2, "--env-retries", min=0, max=10,
@@ -117,37 +121,50 @@ def _run_job(config) -> None:
     from tasks_lib.errors import DockerUnavailableError, InputError
 
     configure_embedded_prefect()
-    from flows.job_plan import plan
+    from flows.job_plan import lock_job, pinned, plan
 
-    try:  # fail fast on bad input, a changed identity and a missing engine, before Prefect starts
-        planned = plan(config, uuid.uuid4().hex[:12])
-        if not planned.todo and planned.previous is not None:
+    lock = None
+    try:  # fail fast on bad input, a changed identity, a locked job and a missing engine, before Prefect starts
+        new_job_id = uuid.uuid4().hex[:12]
+        planned = plan(config, new_job_id)
+        if not _all_recorded(planned):
+            preflight()
+        planned, lock = lock_job(config, planned, new_job_id)
+        if _all_recorded(planned):
             _finish_recorded(planned)
             return
-        preflight()
-    except InputError as exc:
-        fail(exc.where, exc.message)
-    except DockerUnavailableError as exc:
-        fail("docker", str(exc))
-    from flows.job_flow import job_flow
+        from flows.job_flow import job_flow
 
-    listener = RichProgress()
-    progress.set_listener(listener)
-    previous = signal.signal(signal.SIGTERM, _sigterm)
-    try:
-        result = job_flow(config=config)
+        config = pinned(config, planned)  # the job flow plans the same (possibly generated) job dir
+        listener = RichProgress()
+        progress.set_listener(listener)
+        previous = signal.signal(signal.SIGTERM, _sigterm)
+        try:
+            result = job_flow(config=config)
+        except KeyboardInterrupt:
+            listener.job_finished()
+            typer.echo("tbflow: interrupted; unfinished trials were not recorded and will run on resume.", err=True)
+            raise typer.Exit(130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            progress.set_listener(None)
     except InputError as exc:
         fail(exc.where, exc.message)
     except DockerUnavailableError as exc:
         fail("docker", str(exc))
-    except KeyboardInterrupt:
-        listener.job_finished()
-        typer.echo("tbflow: interrupted; unfinished trials were not recorded and will run on resume.", err=True)
-        raise typer.Exit(130)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        fail("disk full", f"{exc.strerror} ({exc.filename or config.jobs_dir}); free space under "
+             f"{config.jobs_dir} and run `tbflow resume` on the job: recorded trials are kept", DISK_FULL)
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        progress.set_listener(None)
+        if lock is not None:
+            lock.release()
     print_results(result)
+
+
+def _all_recorded(planned) -> bool:
+    return not planned.todo and planned.previous is not None
 
 
 def _sigterm(signum, frame):  # noqa: ANN001
@@ -164,6 +181,34 @@ def _finish_recorded(planned) -> None:
     typer.echo(f"tbflow: job {planned.job_dir}: all {len(planned.specs)} trials already recorded", err=True)
     write_reports(planned.job_dir)
     print_results(result_of(planned, job_record(planned), []))
+
+
+@app.command()
+def gc(
+    jobs_dir: Optional[Path] = typer.Option(None, "--jobs-dir",
+                                            help="Only jobs under this directory (default: every job)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
+) -> None:
+    """Remove trial containers left by crashed runs, of every job on this Docker engine (never
+    those of a job whose lock a live process holds)."""
+    from tasks_lib.docker_client import preflight
+    from tasks_lib.errors import DockerUnavailableError
+    from tasks_lib.job_orphans import collect_garbage
+
+    try:
+        preflight()
+    except DockerUnavailableError as exc:
+        fail("docker", str(exc))
+    report = collect_garbage(jobs_dir, dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for job_dir, names in report.removed.items():
+        typer.echo(f"{verb} {len(names)} container(s) of {job_dir}: {', '.join(names)}")
+    for job_dir, who in report.live.items():
+        typer.echo(f"kept {job_dir}: {who}")
+    for job_dir, why in report.left_alone.items():
+        typer.echo(f"left alone {job_dir}: {why}")
+    n = sum(len(v) for v in report.removed.values())
+    typer.echo(f"{verb} {n} orphan container(s); {len(report.live)} running job(s) untouched")
 
 
 def main() -> None:

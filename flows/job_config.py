@@ -33,7 +33,7 @@ class JobConfig(BaseModel):
     exclude: list[str] = Field(default_factory=list, description="Glob patterns of task names to skip.")
     n_tasks: int | None = Field(default=None, ge=1, description="Run only the first N tasks (by name).")
     jobs_dir: str = Field(default="jobs", description="Where job directories are written.")
-    job_name: str | None = Field(default=None, description="Job directory name; default: a timestamp.")
+    job_name: str | None = Field(default=None, description="Job directory name; default: a timestamp plus a random suffix.")
     timeout_multiplier: float = Field(default=1.0, gt=0, le=100,
                                       description="Multiplies every task's agent and verifier timeout.")
     env_retries: int = Field(default=2, ge=0, le=10,

@@ -6,6 +6,11 @@ Recorded trials are kept and not run again (no container is started for them); w
 ``rerun_invalid`` the chosen invalid trials are moved into ``attempts/`` history first. On
 Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and removes the job's
 containers by label; interrupted trials end without records, so a resume runs them again.
+
+One owner per job: the flow holds the job dir's lock (``tasks_lib/job_lock.py``) for the whole
+run, so a second run of the same job is refused instead of sharing containers, cached stages and
+records; with the lock held it removes what crashed earlier runs left (``job_orphans``), and at
+the end anything of the job still there.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import concurrent.futures
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_config import JobConfig
-from flows.job_plan import JobPlan, plan, upstream_for
+from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
 from flows.progress import get_listener
 from harnesses.registry import get_harness
@@ -28,6 +33,8 @@ from flows.report_flow import report_flow
 from flows.trial_flow import trial_task_for
 from tasks_lib import interrupts
 from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
+from tasks_lib.errors import disk_full
+from tasks_lib.job_orphans import remove_orphans
 from tasks_lib.job_store import JobStore
 from tasks_lib.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.records import TrialRecord, TrialSpec
@@ -56,13 +63,22 @@ def _cleanup_hook(flow_, flow_run, state) -> None:
 
 @flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_hook], on_crashed=[_cleanup_hook])
 def job_flow(config: JobConfig) -> JobResult:
-    logger = get_run_logger()
-    p = plan(config, uuid.uuid4().hex[:12])
+    new_job_id = uuid.uuid4().hex[:12]
+    p = plan(config, new_job_id)
     preflight()
+    p, lock = lock_job(config, p, new_job_id)  # one owner per job, for the whole run
+    try:
+        return _run_job(p)
+    finally:
+        lock.release()
+
+
+def _run_job(p: JobPlan) -> JobResult:
+    logger = get_run_logger()
     store = JobStore(p.job_dir)
     record = job_record(p)
     store.write_job(record)
-    remove_job_containers(p.job_id)  # leftovers of a crashed earlier run of this job
+    remove_orphans(p.job_dir, p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
         store.archive_trial(tid)
         p.recorded.pop(tid, None)
@@ -84,9 +100,21 @@ def job_flow(config: JobConfig) -> JobResult:
     finally:
         stop_job_gateway(p.job_id)
         listener.job_finished()
+        _sweep(p, logger)
         if not interrupts.stopping():
             report_flow(str(p.job_dir))
     return result_of(p, record, unfinished)
+
+
+def _sweep(p: JobPlan, logger) -> None:
+    """No container of the job outlives its run, even one whose removal failed while the engine
+    was away (the trial that owned it has ended by now)."""
+    try:
+        n = remove_orphans(p.job_dir, p.job_id)
+        if n:
+            logger.warning("removed %d leftover container(s) of job %s", n, p.job_dir)
+    except Exception as exc:  # noqa: BLE001 - the next command that touches the job removes them
+        logger.warning("could not remove the job's leftover containers: %s", exc)
 
 
 def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
@@ -119,6 +147,8 @@ def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
             for fut in _as_completed(list(futures)):
                 spec = futures[fut]
                 outcome = fut.result(raise_on_failure=False)
+                if disk_full(outcome):
+                    raise outcome  # stops every trial (below); the CLI says what is full
                 if isinstance(outcome, TrialRecord):
                     p.recorded[spec.trial_id] = outcome
                     listener.trial_finished(outcome, len(p.recorded), total)

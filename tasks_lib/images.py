@@ -19,7 +19,7 @@ from pathlib import Path
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from . import interrupts
-from .docker_client import LABEL_ROOT, get_client
+from .docker_client import DOCKER_ERRORS, LABEL_ROOT, get_client
 from .errors import ImageBuildError
 from .records import ImageOutcome
 from .task_model import Task
@@ -73,7 +73,7 @@ def image_present(task: Task) -> bool:
     try:
         tag = task.config.environment.docker_image
         return (tag is not None and _exists(tag)) or _exists(image_tag(task))
-    except DockerException:
+    except DOCKER_ERRORS:
         return False
 
 
@@ -107,7 +107,7 @@ def _try_pull(image: str, log_path: Path) -> bool:
         get_client().images.pull(image)
         log_path.write_text(f"pulled {image}\n", encoding="utf-8")
         return True
-    except DockerException as exc:
+    except DOCKER_ERRORS as exc:
         log_path.write_text(f"[environment] docker_image {image} is not present locally and the pull failed:\n"
                             f"  {exc}\nbuilding environment/ instead\n", encoding="utf-8")
         return False
