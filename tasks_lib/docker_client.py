@@ -34,6 +34,8 @@ LABEL_TRIAL = "tbflow.trial"
 LABEL_FLOW_RUN = "tbflow.flow_run"
 #: the absolute job directory, so a tool (or a test session) can tell whose container it is
 LABEL_JOB_DIR = "tbflow.job_dir"
+#: on images tbflow built: the absolute build context, so a test session can tell its own images
+LABEL_CONTEXT = "tbflow.context"
 
 
 def get_client() -> docker.DockerClient:

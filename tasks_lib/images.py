@@ -19,7 +19,7 @@ from pathlib import Path
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from . import interrupts
-from .docker_client import DOCKER_ERRORS, LABEL_ROOT, get_client
+from .docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
 from .errors import ImageBuildError
 from .records import ImageOutcome
 from .task_model import Task
@@ -130,7 +130,8 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
             with open(log_path, "a", encoding="utf-8") as log:
                 log.write(f"$ docker build -t {tag} {task.environment_dir}\n")
                 stream = api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True,
-                                   decode=True, labels={LABEL_ROOT: "1", "tbflow.task": task.name})
+                                   decode=True, labels={LABEL_ROOT: "1", "tbflow.task": task.name,
+                                                         LABEL_CONTEXT: str(task.environment_dir.resolve())})
                 responses.append(stream)
                 for chunk in stream:
                     if "stream" in chunk:

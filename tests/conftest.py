@@ -79,23 +79,23 @@ def _no_leftover_containers(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _remove_test_images():
+def _remove_test_images(tmp_path_factory):
     """Tests build task images with unique contents (so they really build); remove the ones this
-    session created, so repeated runs on one machine do not pile up images."""
-    import time
+    session built, so repeated runs on one machine do not pile up images.
 
-    started = time.time()
+    Only images whose build context (label ``tbflow.context``) lies under this session's temporary
+    dirs count: images of the examples, of another session or of a user's job are never touched.
+    """
     yield
     try:
-        from tasks_lib.docker_client import get_client
+        import os
 
+        from tasks_lib.docker_client import LABEL_CONTEXT, get_client
+
+        base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
         client = get_client()
-        for image in client.images.list(filters={"label": "tbflow=1"}):
-            created = image.attrs.get("Created", "")
-            from datetime import datetime
-
-            ts = datetime.fromisoformat(created[:26].rstrip("Z") + "+00:00").timestamp() if created else 0
-            if ts >= started - 1 and any(t.startswith("tbflow-task/") for t in image.tags):
+        for image in client.images.list(filters={"label": LABEL_CONTEXT}):
+            if os.path.realpath(image.labels.get(LABEL_CONTEXT, "/nonexistent")).startswith(base):
                 for tag in image.tags:
                     client.images.remove(tag, noprune=False)
     except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
