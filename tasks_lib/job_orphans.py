@@ -26,12 +26,23 @@ from .sandbox import remove_container
 _log = logging.getLogger(__name__)
 
 
-def _job_containers(job_dir: Path, job_id: str | None) -> list:
-    client = get_client()
-    found = {c.id: c for c in client.containers.list(
-        all=True, filters={"label": f"{LABEL_JOB_DIR}={os.path.realpath(job_dir)}"})}
+def list_containers(label: str) -> list[dict]:
+    """Containers (``Id``, ``Names``, ``Labels``) with ``label`` (``key`` or ``key=value``).
+
+    One list call and no inspect per container: ``containers.list()`` of the SDK inspects each
+    one and fails with NotFound when any of them is removed meanwhile (by its own run, say).
+    """
+    return get_client().api.containers(all=True, filters={"label": label})
+
+
+def _name(c: dict) -> str:
+    return (c.get("Names") or [c["Id"][:12]])[0].lstrip("/")
+
+
+def _job_containers(job_dir: Path, job_id: str | None) -> list[dict]:
+    found = {c["Id"]: c for c in list_containers(f"{LABEL_JOB_DIR}={os.path.realpath(job_dir)}")}
     if job_id:  # containers of tbflow versions that did not label the job dir yet
-        found.update({c.id: c for c in client.containers.list(all=True, filters={"label": f"{LABEL_JOB}={job_id}"})})
+        found.update({c["Id"]: c for c in list_containers(f"{LABEL_JOB}={job_id}")})
     return list(found.values())
 
 
@@ -49,7 +60,7 @@ def remove_orphans(job_dir: Path, job_id: str | None = None) -> int:
         n = 0
         for c in _job_containers(job_dir, job_id):
             try:
-                remove_container(c.id)
+                remove_container(c["Id"])
                 n += 1
             except ContainerError as exc:
                 _log.warning("%s", exc)
@@ -77,11 +88,11 @@ def collect_garbage(under: Path | None = None, dry_run: bool = False) -> GcRepor
     """Remove the orphans of every job on this engine (only job dirs below ``under``, if given)."""
     report = GcReport()
     by_dir: dict[str, list] = defaultdict(list)
-    for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL}):
-        by_dir[c.labels.get(LABEL_JOB_DIR, "")].append(c)
+    for c in list_containers(LABEL_TRIAL):
+        by_dir[(c.get("Labels") or {}).get(LABEL_JOB_DIR, "")].append(c)
     root = os.path.realpath(under) + os.sep if under is not None else None
     for job_dir, containers in sorted(by_dir.items()):
-        names = sorted(c.name for c in containers)
+        names = sorted(_name(c) for c in containers)
         if root is not None and not (job_dir + os.sep).startswith(root):
             continue
         if not job_dir:
@@ -101,7 +112,7 @@ def collect_garbage(under: Path | None = None, dry_run: bool = False) -> GcRepor
         try:
             with JobLock.acquire(Path(job_dir)):
                 for c in containers:
-                    remove_container(c.id)
+                    remove_container(c["Id"])
         except JobLockedError as exc:  # a run started between the look and the lock
             report.live[job_dir] = exc.message
             continue

@@ -267,11 +267,10 @@ def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:
 
     ``label`` may be ``LABEL_FLOW_RUN`` to remove what one Prefect flow run started.
     """
-    client = get_client()
     n = 0
-    for c in client.containers.list(all=True, filters={"label": f"{label}={job_id}"}):
+    for c in get_client().api.containers(all=True, filters={"label": f"{label}={job_id}"}):
         try:
-            remove_container(c.id)
+            remove_container(c["Id"])
             n += 1
         except ContainerError as exc:
             # Removal failing here must not mask why the job is stopping; the

@@ -67,14 +67,18 @@ def _no_leftover_containers(request, tmp_path_factory):
         return
     import os
 
-    from tasks_lib.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
+    from tasks_lib.docker_client import LABEL_JOB_DIR, LABEL_TRIAL
 
     base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
-    left = [c for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
-            if os.path.realpath(c.labels.get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
-    names = [c.name for c in left]
+    from tasks_lib.job_orphans import list_containers
+    from tasks_lib.sandbox import remove_container
+
+    # one list call, no inspect: another session's containers may vanish meanwhile
+    left = [c for c in list_containers(LABEL_TRIAL)
+            if os.path.realpath((c.get("Labels") or {}).get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
+    names = [c["Names"][0].lstrip("/") for c in left]
     for c in left:
-        c.remove(force=True)
+        remove_container(c["Id"])
     assert not names, f"trial containers left behind: {names}"
 
 
@@ -93,10 +97,13 @@ def _remove_test_images(tmp_path_factory):
         from tasks_lib.docker_client import LABEL_CONTEXT, get_client
 
         base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
-        client = get_client()
-        for image in client.images.list(filters={"label": LABEL_CONTEXT}):
-            if os.path.realpath(image.labels.get(LABEL_CONTEXT, "/nonexistent")).startswith(base):
-                for tag in image.tags:
-                    client.images.remove(tag, noprune=False)
+        api = get_client().api
+        for image in api.images(filters={"label": LABEL_CONTEXT}):  # no inspect per image (see list_containers)
+            if os.path.realpath((image.get("Labels") or {}).get(LABEL_CONTEXT, "/nonexistent")).startswith(base):
+                for tag in image.get("RepoTags") or []:
+                    try:
+                        api.remove_image(tag, noprune=False)
+                    except Exception:  # noqa: BLE001 - in use or gone: leave it
+                        pass
     except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
         pass
