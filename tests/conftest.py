@@ -65,17 +65,10 @@ def _no_leftover_containers(request, tmp_path_factory):
     yield
     if "docker_ready" not in request.fixturenames and "run_job" not in request.fixturenames:
         return
-    import os
-
-    from tasks_lib.docker_client import LABEL_JOB_DIR, LABEL_TRIAL
-
-    base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
-    from tasks_lib.job_orphans import list_containers
+    from session_cleanup import own_containers
     from tasks_lib.sandbox import remove_container
 
-    # one list call, no inspect: another session's containers may vanish meanwhile
-    left = [c for c in list_containers(LABEL_TRIAL)
-            if os.path.realpath((c.get("Labels") or {}).get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
+    left = own_containers(str(tmp_path_factory.getbasetemp()))
     names = [c["Names"][0].lstrip("/") for c in left]
     for c in left:
         remove_container(c["Id"])
@@ -92,18 +85,14 @@ def _remove_test_images(tmp_path_factory):
     """
     yield
     try:
-        import os
+        from session_cleanup import own_images
+        from tasks_lib.docker_client import get_client
 
-        from tasks_lib.docker_client import LABEL_CONTEXT, get_client
-
-        base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
         api = get_client().api
-        for image in api.images(filters={"label": LABEL_CONTEXT}):  # no inspect per image (see list_containers)
-            if os.path.realpath((image.get("Labels") or {}).get(LABEL_CONTEXT, "/nonexistent")).startswith(base):
-                for tag in image.get("RepoTags") or []:
-                    try:
-                        api.remove_image(tag, noprune=False)
-                    except Exception:  # noqa: BLE001 - in use or gone: leave it
-                        pass
+        for ref in own_images(api, str(tmp_path_factory.getbasetemp())):
+            try:
+                api.remove_image(ref, noprune=False)
+            except Exception:  # noqa: BLE001 - in use or gone: leave it
+                pass
     except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
         pass
