@@ -145,8 +145,11 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
                     log.flush()
         except (APIError, BuildError, DockerException, OSError) as exc:
             outcome["error"] = str(exc)
-            with open(log_path, "a", encoding="utf-8") as log:
-                log.write(f"ERROR: {exc}\n")
+            try:
+                with open(log_path, "a", encoding="utf-8") as log:
+                    log.write(f"ERROR: {exc}\n")
+            except OSError:  # the disk is full: the job is stopping for that (errors.disk_full)
+                pass
 
     worker = threading.Thread(target=consume, name=f"build-{tag}", daemon=True)
     worker.start()
