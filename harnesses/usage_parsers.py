@@ -29,24 +29,36 @@ from typing import Any, Iterator
 from tasks_lib.records import Usage
 
 MAX_ERROR_LINE = 500
+#: longer lines of an event log are no event a CLI writes (its usage and error events are small)
+MAX_EVENT_BYTES = 16 * 2**20
 
 
 def events(log: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSON-lines log, skipping blank, truncated and non-object lines."""
+    """The JSON objects of a JSON-lines log, skipping blank, truncated and non-object lines.
+
+    Read line by line, and a line longer than ``MAX_EVENT_BYTES`` is skipped unread: an agent
+    can print anything to its stdout (1 GB measured in bench/RESULTS.md), and reading the log
+    whole cost ~3x its size in memory.
+    """
     try:
-        data = log.read_bytes()
+        fh = open(log, "rb")
     except OSError:
         return
-    for raw in data.decode("utf-8", errors="replace").splitlines():
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            continue
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
+    with fh:
+        while line := fh.readline(MAX_EVENT_BYTES):
+            if not line.endswith(b"\n") and len(line) == MAX_EVENT_BYTES:
+                while (rest := fh.readline(MAX_EVENT_BYTES)) and not rest.endswith(b"\n"):
+                    pass  # the rest of an over-long line
+                continue
+            raw = line.decode("utf-8", errors="replace").strip()
+            if not raw.startswith("{"):
+                continue
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                yield event
 
 
 def _int(value: Any) -> int:
