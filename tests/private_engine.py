@@ -1,7 +1,12 @@
 """A Docker engine of the test's own, to restart at will: the machine's engine is shared and must
 never be stopped. Own data root, exec root (so its own managed containerd), pidfile and unix
-socket; no bridge, no iptables, so it changes nothing on the host. The base image is copied in
-with ``docker save | docker load`` (nothing can be pulled here)."""
+socket; no bridge, no iptables. The base image is copied in with ``docker save | docker load``
+(nothing can be pulled here).
+
+It runs in a network namespace of its own (``unshare --net``): a dockerd started with
+``--bridge=none`` *deletes the host's ``docker0`` interface* at start-up (libnetwork's
+``removeDefaultBridgeInterface``), which breaks every build and bridged container of the
+machine's engine. Its unix socket is a file, so it is reached from the host all the same."""
 
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ class PrivateEngine:
     def start(self, timeout: float = 60) -> None:
         log = open(self.root / "dockerd.log", "ab")
         self.proc = subprocess.Popen(
-            ["dockerd", "--data-root", str(self.root / "data"), "--exec-root", str(self.root / "exec"),
+            ["unshare", "--net", "dockerd", "--data-root", str(self.root / "data"), "--exec-root", str(self.root / "exec"),
              "--pidfile", str(self.root / "docker.pid"), "-H", self.host, "--bridge=none", "--iptables=false",
              "--ip-masq=false"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
