@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
-from tasks_lib.errors import InputError
+from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway_config import UpstreamConfig
 from tasks_lib.job_lock import LOCK_NAME, JobLock
 from tasks_lib.job_identity import JobIdentity, compute_identity, identity_changes
@@ -99,14 +99,19 @@ def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, J
     planned again under the lock: what an earlier run recorded until it let go counts.
     """
     for _ in range(20):
-        if p.generated_name:
-            p.job_dir.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                p.job_dir.mkdir()
-            except FileExistsError:
-                p = plan(config, new_job_id)
-                continue
-        lock = JobLock.acquire(p.job_dir)
+        try:
+            if p.generated_name:
+                p.job_dir.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    p.job_dir.mkdir()
+                except FileExistsError:
+                    p = plan(config, new_job_id)
+                    continue
+            lock = JobLock.acquire(p.job_dir)
+        except OSError as exc:
+            if disk_full(exc):
+                raise
+            raise InputError("--jobs-dir", f"cannot create the job directory {p.job_dir}: {exc.strerror or exc}") from exc
         if lock.fresh and not p.generated_name:
             try:
                 p = plan(pinned(config, p), new_job_id)
