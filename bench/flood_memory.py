@@ -61,7 +61,7 @@ def _tree_rss(pid: int) -> tuple[int, int]:
 
 
 def run_job(ds: Path, task: str, jobs: Path) -> dict:
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(ds), "--include", task,
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--include", task,
                              "--jobs-dir", str(jobs), "--job-name", task], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak_main = peak_tree = 0

@@ -37,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     from flows.job_config import JobConfig
     from flows.job_flow import job_flow
-    from tasks_lib.docker_client import get_client
+    from tasks_lib.container.docker_client import get_client
 
     client = get_client()
     with tempfile.TemporaryDirectory(prefix="tbflow-bench-resume-") as tmp:
@@ -45,8 +45,8 @@ def main() -> None:
         for i in range(args.tasks):
             make_task(ds, f"task-{i:03d}")
         t = time.perf_counter()
-        first = job_flow(config=JobConfig(dataset=str(ds), harnesses=["nop"], attempts=args.attempts,
-                                          concurrency=4, jobs_dir=str(Path(tmp) / "jobs"), job_name="j"))
+        first = job_flow(**JobConfig(dataset=str(ds), harnesses=["nop"], attempts=args.attempts, concurrency=4,
+                                     jobs_dir=str(Path(tmp) / "jobs"), job_name="j").flow_parameters())
         record_wall = time.perf_counter() - t
         n = len(first.records)
         walls, created = [], []

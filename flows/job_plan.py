@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
 from tasks_lib.errors import InputError, disk_full
-from tasks_lib.gateway_config import UpstreamConfig
-from tasks_lib.job_lock import LOCK_NAME, JobLock
-from tasks_lib.job_identity import JobIdentity, compute_identity, identity_changes
-from tasks_lib.job_store import JobStore
-from tasks_lib.records import JobRecord, TrialRecord, TrialSpec
-from tasks_lib.task_loader import Dataset, load_dataset
+from tasks_lib.gateway.gateway_config import UpstreamConfig
+from tasks_lib.job.job_lock import LOCK_NAME, JobLock
+from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.records import JobRecord, TrialRecord, TrialSpec
+from tasks_lib.job.task_loader import Dataset, load_dataset
 
 
 class JobPlan(BaseModel):
@@ -141,7 +141,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if model_harnesses:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
-        upstream_for(sorted({harnesses[h].wire_api for h in model_harnesses if harnesses[h].wire_api}))
+        upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
     _check_jobs_dir(Path(config.jobs_dir))
     generated = config.job_name is None
     job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
@@ -163,16 +163,16 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]
     ids = [f"{t.name}.{h}.{a}" for t, h, a in keys]
     recorded = {tid: r for tid in ids if (r := store.read_trial(tid)) is not None}
-    rerun = []
-    if config.rerun_invalid:
-        rerun = [tid for tid, r in recorded.items() if r.validity.status == "invalid"
-                 and config.rerun_invalid in ("all", r.validity.kind)]
+    # a trial ended by a tbflow bug (status "error") is always run again; its record is kept in history
+    rerun = [tid for tid, r in recorded.items() if r.validity.status == "error"
+             or (config.rerun_invalid and r.validity.status == "invalid"
+                 and config.rerun_invalid in ("all", r.validity.kind))]
     specs = [
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
-                  identity_digest=identity.digest,
+                  identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
                   generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
-        for (t, h, a), tid in zip(keys, ids)
+        for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
                    specs=specs, recorded=recorded, rerun=rerun, generated_name=generated)

@@ -25,7 +25,7 @@ BASE_IMAGE = "tbflow/base:bookworm"
 
 @pytest.fixture(scope="session")
 def docker_ready():
-    from tasks_lib.docker_client import get_client, preflight
+    from tasks_lib.container.docker_client import get_client, preflight
 
     preflight()
     get_client().images.get(BASE_IMAGE)  # raises ImageNotFound with a clear name
@@ -50,7 +50,7 @@ def run_job(docker_ready, prefect_local, tmp_path):
     def _run(dataset: Path, **kw):
         kw.setdefault("jobs_dir", str(tmp_path / "jobs"))
         kw.setdefault("job_name", "job")
-        return job_flow(config=JobConfig(dataset=str(dataset), **kw))
+        return job_flow(**JobConfig(dataset=str(dataset), **kw).flow_parameters())
 
     return _run
 
@@ -66,7 +66,7 @@ def _no_leftover_containers(request, tmp_path_factory):
     if "docker_ready" not in request.fixturenames and "run_job" not in request.fixturenames:
         return
     from session_cleanup import own_containers
-    from tasks_lib.sandbox import remove_container
+    from tasks_lib.container.sandbox import remove_container
 
     left = own_containers(str(tmp_path_factory.getbasetemp()))
     names = [c["Names"][0].lstrip("/") for c in left]
@@ -86,7 +86,7 @@ def _remove_test_images(tmp_path_factory):
     yield
     try:
         from session_cleanup import own_images
-        from tasks_lib.docker_client import get_client
+        from tasks_lib.container.docker_client import get_client
 
         api = get_client().api
         for ref in own_images(api, str(tmp_path_factory.getbasetemp())):
@@ -96,3 +96,12 @@ def _remove_test_images(tmp_path_factory):
                 pass
     except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
         pass
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the Docker fixtures is a Docker test whether or not it says so, so the
+    quick lane (``-m "not docker"``) never starts one; tests that reach Docker another way (a
+    ``tbflow`` subprocess, the Docker CLI) carry ``pytestmark = pytest.mark.docker`` themselves."""
+    for item in items:
+        if {"docker_ready", "run_job"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.docker)

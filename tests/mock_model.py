@@ -2,7 +2,7 @@
 
 Why it exists: harness and gateway tests need a model that behaves like the real APIs (SSE
 streams with usage, tool calls, error shapes) but answers instantly, offline and the same way
-every time. It follows research/agent-clis.md §6:
+every time. It follows docs/architecture.md §6:
 
 * Script, decided statelessly per request: a tool result in the history → the final text; else a
   shell tool is offered → one call to it running ``command``; else (a side call such as title
@@ -13,7 +13,9 @@ every time. It follows research/agent-clis.md §6:
   streaming when ``stream`` is true, the equivalent JSON object otherwise.
 * Failure injection by path prefix: ``/status/<code>/…`` answers that status in the API's error
   shape (the message echoes the presented key, as real providers echo a masked one: the worst
-  case for leak tests); ``/hang/…`` never answers (until ``stop()``).
+  case for leak tests); ``/hang/…`` never answers (until ``stop()``). ``hang_on={"final"}``
+  hangs only the replies of that kind: the first turn (the tool call) is answered, the second
+  never is — a slow second turn.
 * Every request is kept in ``requests`` and, with ``log_path``, written as a JSON line
   (method, path with query, headers with lower-cased names, body, and the ``reply`` given).
 
@@ -275,6 +277,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(code, error_body(code, anthropic, f"mock: no route {self.command} {path}"))
         api, shape = ROUTES[route]
         reply = decide(api, body, mock.command, mock.final_text, mock.side_text)
+        if reply.kind in mock.hang_on:
+            mock.record(dict(entry, reply=f"hang:{reply.kind}"))
+            mock.stopping.wait(3600)
+            self.close_connection = True
+            return
         mock.record(dict(entry, reply=reply.kind))
         whole, events = shape(reply, str(body.get("model") or mock.model))
         if not body.get("stream"):
@@ -315,8 +322,9 @@ class MockModel:
 
     def __init__(self, command: str = "echo hi > done.txt", *, final_text: str = "done",
                  side_text: str = "Mock title", model: str = "mock-model", log_path: Path | str | None = None,
-                 port: int = 0, stream_delay: float = 0.0) -> None:
+                 port: int = 0, stream_delay: float = 0.0, hang_on: tuple[str, ...] = ()) -> None:
         self.command, self.final_text, self.side_text, self.model = command, final_text, side_text, model
+        self.hang_on = frozenset(hang_on)
         self.log_path = Path(log_path) if log_path else None
         self.port = port
         self.stream_delay = stream_delay

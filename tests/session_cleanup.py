@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
-from tasks_lib.docker_client import LABEL_CONTEXT, LABEL_JOB_DIR, LABEL_TRIAL
-from tasks_lib.job_orphans import list_containers
+from tasks_lib.container.docker_client import LABEL_CONTEXT, LABEL_JOB_DIR, LABEL_TRIAL
+from tasks_lib.job.job_orphans import list_containers
 
 
 def _under(path: str | None, base: str) -> bool:

@@ -6,7 +6,8 @@ import tarfile
 
 import pytest
 
-from tasks_lib.archives import extract_checked, extract_subdirs_checked, pack
+from tasks_lib.container.archives import extract_checked, pack
+from tasks_lib.container.log_download import extract_logs
 from tasks_lib.errors import UnsafeArchiveError
 
 
@@ -73,16 +74,28 @@ def test_pack_normalises_crlf_in_scripts_only(tmp_path):
 
 def test_one_logs_download_keeps_each_dir_to_itself(tmp_path):
     """/logs comes down in one archive; a link in agent/ must not reach into verifier/ (or the
-    trial record beside them) once the logs/ prefix is stripped."""
-    ok = tar_of(file("logs/agent/a.txt", b"A"), file("logs/verifier/reward.txt", b"1"),
-                link("logs/agent/inner", "a.txt"), file("logs/other/ignored.txt"), dev("logs/other/dev"))
-    names = extract_subdirs_checked(iter([ok]), tmp_path / "t", "logs", ("agent", "verifier"))
-    assert sorted(names) == ["agent/a.txt", "agent/inner", "verifier/reward.txt"]
+    trial record beside them) once the logs/ prefix is stripped: such entries are skipped and
+    listed, and everything else still comes out."""
+    bad = [link("logs/agent/x", "../verifier/reward.txt"), link("logs/agent/y", "../../trial.json"),
+           link("logs/agent/self", "."), link("logs/agent/up", "self/.."), file("logs/agent/up/trial.json"),
+           link("logs/agent/abs", "/etc/passwd"), dev("logs/agent/dev"), link("logs/agent/h", "logs/verifier/reward.txt",
+                                                                                tarfile.LNKTYPE)]
+    data = tar_of(file("logs/agent/a.txt", b"A"), *bad, file("logs/verifier/reward.txt", b"1"),
+                  link("logs/agent/inner", "a.txt"), file("logs/other/ignored.txt"), dev("logs/other/dev"))
+    out = extract_logs(iter([data[:700], data[700:]]), tmp_path / "t", "logs", ("agent", "verifier"), 1 << 20)
     assert (tmp_path / "t/verifier/reward.txt").read_bytes() == b"1"
-    assert not (tmp_path / "t/other").exists()
-    for bad in (link("logs/agent/x", "../verifier/reward.txt"), link("logs/agent/x", "../../trial.json"),
-                file("logs/../escape"), file("/logs/agent/abs")):
-        with pytest.raises(UnsafeArchiveError):
-            extract_subdirs_checked(iter([tar_of(file("logs/agent/a.txt"), bad)]), tmp_path / "u", "logs",
-                                    ("agent", "verifier"))
-        assert not (tmp_path / "u").exists()
+    assert (tmp_path / "t/agent/a.txt").read_bytes() == b"A"
+    assert (tmp_path / "t/agent/inner").resolve() == (tmp_path / "t/agent/a.txt").resolve()
+    assert not (tmp_path / "t/other").exists() and not (tmp_path / "t/trial.json").exists()
+    assert sorted(s.path for s in out.skipped) == ["agent/abs", "agent/dev", "agent/h", "agent/up", "agent/x",
+                                                   "agent/y"]
+    assert (tmp_path / "t/agent/up/trial.json").is_file()  # the skipped link did not lead it out
+    assert out.cut == []
+
+
+def test_log_files_are_cut_at_the_cap(tmp_path):
+    data = tar_of(file("logs/agent/big.log", b"x" * 5000), file("logs/agent/small.log", b"y" * 10))
+    out = extract_logs(iter([data]), tmp_path, "logs", ("agent",), 1024)
+    assert (tmp_path / "agent/big.log").read_bytes() == b"x" * 1024
+    assert (tmp_path / "agent/small.log").read_bytes() == b"y" * 10
+    assert [(c.path, c.size_bytes, c.kept_bytes) for c in out.cut] == [("agent/big.log", 5000, 1024)]

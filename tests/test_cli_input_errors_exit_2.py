@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "tasks"
@@ -24,6 +24,8 @@ EXAMPLES = ROOT / "examples" / "tasks"
     (["--harness", "gpt-agent"], "--harness"),
     (["--job-name", "../escape"], "--job-name"),
     (["--include", "no-such-task-*"], "--include"),
+    (["--max-log-mb", "0"], "--max-log-mb"),
+    (["--max-log-mb", "lots"], "--max-log-mb"),
 ])
 def test_bad_flag_exits_2_and_names_it(tmp_path, args, words):
     jobs = tmp_path / "jobs"
@@ -51,13 +53,13 @@ def test_python_callers_get_the_same_checks():
 
     with pytest.raises(ValidationError, match="concurrency"):
         JobConfig(dataset="x", concurrency=0)
-    with pytest.raises(ValidationError, match="unknown harness"):
+    with pytest.raises(ValidationError, match="harnesses.0\n  Input should be 'claude-code', 'codex'"):
         JobConfig(dataset="x", harnesses=["nope"])
 
 
 def test_docker_missing_gives_one_clear_line(tmp_path):
     env = dict(os.environ, DOCKER_HOST=f"unix://{tmp_path}/no-docker.sock")
-    res = subprocess.run([sys.executable, "-m", "flows.cli", "run", str(EXAMPLES), "--jobs-dir", str(tmp_path / "jobs")],
+    res = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(EXAMPLES), "--jobs-dir", str(tmp_path / "jobs")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert "cannot reach the Docker engine" in res.stderr

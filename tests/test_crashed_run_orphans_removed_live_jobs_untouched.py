@@ -15,11 +15,11 @@ from docker.errors import NotFound
 
 from task_factory import make_task
 
-from tasks_lib.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
-from tasks_lib.job_lock import LOCK_NAME
+from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
+from tasks_lib.job.job_lock import LOCK_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "flows.cli"]
+CLI = [sys.executable, "-m", "flows.cli.main"]
 BASE = "tbflow/base:bookworm"
 
 
@@ -72,7 +72,7 @@ def test_gc_removes_orphans_never_live_or_foreign(docker_ready, tmp_path):
         '{"host": "%s", "boot_id": "%s", "pid": %d, "pid_start": "1", "since": "2026-01-01T00:00:00Z", '
         '"token": "t"}' % (__import__("socket").gethostname(),
                            Path("/proc/sys/kernel/random/boot_id").read_text().strip(), dead_pid.pid))
-    holder = subprocess.Popen([sys.executable, "-c", "import time; from tasks_lib.job_lock import JobLock; "
+    holder = subprocess.Popen([sys.executable, "-c", "import time; from tasks_lib.job.job_lock import JobLock; "
                                f"JobLock.acquire({str(live)!r}); print('held', flush=True); time.sleep(120)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     made = []

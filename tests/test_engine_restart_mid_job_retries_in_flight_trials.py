@@ -49,7 +49,7 @@ def test_engine_restart_mid_job(engine, tmp_path):
         make_task(ds, name, solve="echo ok > /app/done\n", check="[ -f /app/done ]")
     jobs = tmp_path / "jobs"
     env = dict(os.environ, DOCKER_HOST=engine.host)
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(ds), "--jobs-dir", str(jobs),
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
                              "--job-name", "j", "--concurrency", "2"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

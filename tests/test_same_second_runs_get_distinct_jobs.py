@@ -27,7 +27,7 @@ def test_two_unnamed_runs_at_once_get_two_jobs(docker_ready, tmp_path):
     ds = tmp_path / "ds"
     make_task(ds, "t1")
     make_task(ds, "t2")
-    procs = [subprocess.Popen([sys.executable, "-m", "flows.cli", "run", "ds", "--harness", "nop"], cwd=tmp_path,
+    procs = [subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", "ds", "--harness", "nop"], cwd=tmp_path,
                               env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300)[0] for p in procs]

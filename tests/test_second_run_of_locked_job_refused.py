@@ -11,10 +11,10 @@ import pytest
 
 from task_factory import make_task
 
-from tasks_lib.job_lock import HOST, LOCK_NAME
+from tasks_lib.job.job_lock import HOST, LOCK_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "flows.cli"]
+CLI = [sys.executable, "-m", "flows.cli.main"]
 
 
 def _cli(*args, timeout=120):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_lib.docker_client import LABEL_CONTEXT, LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
+from tasks_lib.container.docker_client import LABEL_CONTEXT, LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,82 @@
+"""What the CLI shows: a live progress bar while the job runs, then the trial table and summary.
+
+Invalid trials are shown with their kind and reason and are never part of the mean.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from flows.cli.progress import describe
+from tasks_lib.job.records import TrialRecord
+
+console = Console(stderr=True)
+_STATUS = {"scored": "[green]scored[/green]", "invalid": "[red]invalid[/red]", "error": "[bold red]tbflow error[/bold red]"}
+out = Console()
+
+
+class RichProgress:
+    def __init__(self, on_job_dir=None) -> None:
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._on_job_dir = on_job_dir  # told the job directory in use (for stopping cleanly)
+
+    def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        if self._on_job_dir is not None:
+            self._on_job_dir(job_dir)
+        console.print(f"[bold]tbflow[/bold] job {job_dir}: {total} trials"
+                      + (f" ({already_done} already recorded, kept)" if already_done else ""))
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), console=console, transient=True)
+        self._progress.start()
+        self._task = self._progress.add_task("trials", total=total, completed=already_done)
+
+    def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.console.print("  " + describe(record), markup=False, highlight=False)
+            self._progress.update(self._task, completed=done)
+
+    def trial_interrupted(self, trial_id: str, message: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(f"  {trial_id}: not recorded ({message})", markup=False)
+
+    def job_finished(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def print_results(result) -> None:
+    records: list[TrialRecord] = result.records
+    table = Table(title=f"job {result.job_name}", show_lines=False)
+    for col in ("task", "harness", "attempt", "status", "reward / invalid reason", "duration"):
+        table.add_column(col, overflow="fold")
+    for r in records:
+        v = r.validity
+        reason = (v.reason or "").splitlines()[0][:160] if v.reason else ""
+        detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind or 'tbflow'}: {reason}"
+        if r.flags:
+            detail += " (flagged: " + "; ".join(f.kind for f in r.flags) + ")"
+        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt), _STATUS[v.status],
+                      detail, f"{r.duration_sec:.1f}s")
+    out.print(table)
+    scored = [r.validity.reward or 0.0 for r in records if r.validity.status == "scored"]
+    kinds = Counter(r.validity.kind for r in records if r.validity.status == "invalid")
+    invalid = sum(kinds.values())
+    by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) if kinds else "none"
+    mean = f"{sum(scored) / len(scored):.3f}" if scored else "n/a (no scored trials)"
+    out.print(f"scored: {len(scored)}   invalid: {invalid} ({by_kind})   mean reward over scored: {mean}")
+    errors = [r.trial_id for r in records if r.validity.status == "error"]
+    if errors:
+        out.print(f"[bold red]tbflow errors[/bold red]: {len(errors)} trial(s) ended by a bug in tbflow "
+                  f"(see error.txt in each; resume runs them again): {', '.join(errors)}")
+    for p in result.task_problems:
+        out.print(f"[yellow]task not loaded[/yellow] {p.name}: {p.where}: {p.message}", markup=True)
+    if result.unfinished:
+        out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
+                  f"--job-name {result.job_name} to finish them)")
+    out.print(f"job directory: {result.job_dir} (report.md, junit.xml, results.json)")

@@ -1,0 +1,103 @@
+"""One Docker client per process, and the preflight that turns "no engine" into one clear line.
+
+Without the preflight a stopped daemon surfaces as a urllib3 stack trace from deep inside the
+first trial; with it the user reads what to start before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import docker
+import requests
+from docker.errors import DockerException
+
+from tasks_lib.trial import interrupts
+from tasks_lib.errors import DockerUnavailableError
+
+#: What a Docker call raises when the engine fails *or does not answer at all*: the SDK lets
+#: requests' connection errors through, which are not ``DockerException``s.
+DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException)
+#: How long trials wait for an engine that stopped answering (e.g. while it restarts).
+ENGINE_WAIT_SEC = 120.0
+
+_lock = threading.Lock()
+_client: docker.DockerClient | None = None
+
+#: Labels every tbflow container carries, so cleanup only ever touches what tbflow started.
+LABEL_ROOT = "tbflow"
+LABEL_JOB = "tbflow.job"
+LABEL_TRIAL = "tbflow.trial"
+#: the Prefect flow run that started the container, so a cancellation hook can find it
+LABEL_FLOW_RUN = "tbflow.flow_run"
+#: the absolute job directory, so a tool (or a test session) can tell whose container it is
+LABEL_JOB_DIR = "tbflow.job_dir"
+#: on images tbflow built: the absolute build context, so a test session can tell its own images
+LABEL_CONTEXT = "tbflow.context"
+
+
+def get_client() -> docker.DockerClient:
+    """The process-wide client (the SDK client is thread-safe for our use: one pool per client)."""
+    global _client
+    with _lock:
+        if _client is None:
+            try:
+                _client = docker.from_env(timeout=300, max_pool_size=64)
+            except DockerException as exc:
+                raise DockerUnavailableError(_unavailable_message(exc)) from exc
+        return _client
+
+
+def preflight() -> str:
+    """Check the engine answers; return its version. Raise ``DockerUnavailableError`` otherwise."""
+    try:
+        client = get_client()
+        client.ping()
+        return str(client.version().get("Version", "unknown"))
+    except DockerUnavailableError:
+        raise
+    except DockerException as exc:
+        raise DockerUnavailableError(_unavailable_message(exc)) from exc
+    except Exception as exc:  # requests/urllib3 connection errors are not DockerExceptions
+        raise DockerUnavailableError(_unavailable_message(exc)) from exc
+
+
+def _unavailable_message(exc: BaseException) -> str:
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    return (
+        f"cannot reach the Docker engine at {host} ({type(exc).__name__}). "
+        "Start it (e.g. `scripts/setup.sh`, which installs and starts dockerd, or `sudo dockerd &`), "
+        "or point DOCKER_HOST at a running engine."
+    )
+
+
+_down_since: float | None = None
+
+
+def wait_for_engine(max_wait: float = ENGINE_WAIT_SEC, poll: float = 0.5) -> bool:
+    """True as soon as the engine answers a ping (at once when it is up, ~2 ms); False once it
+    has not answered for ``max_wait`` seconds.
+
+    The outage is timed from when any thread first saw it, so a job whose engine is gone for good
+    stops waiting trial by trial and records the rest at once, while a restart of a few seconds
+    only pauses the trials (those in flight retry, queued ones start when it is back).
+    """
+    global _down_since
+    while True:
+        try:
+            get_client().ping()
+            with _lock:
+                _down_since = None
+            return True
+        except (*DOCKER_ERRORS, DockerUnavailableError):
+            pass
+        with _lock:
+            if _down_since is None:
+                _down_since = time.monotonic()
+            waited = time.monotonic() - _down_since
+        if waited >= max_wait:
+            return False
+        interrupts.check()
+        time.sleep(poll)

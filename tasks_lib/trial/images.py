@@ -1,0 +1,187 @@
+"""build-image: one image per task build context, named by the context's content.
+
+The tag is a hash of every file under ``environment/`` (relative path, mode, bytes; symlinks by
+target), so editing a file the Dockerfile COPYs produces a new tag and a rebuild, while an
+unchanged context reuses the existing image with no build at all. ``[environment] docker_image``
+is honoured first: used when present locally, pulled when possible, else we fall back to building
+``environment/`` and say so in the build log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+from docker.errors import APIError, BuildError, DockerException, ImageNotFound
+
+from tasks_lib.trial import interrupts
+from tasks_lib.container.deadline_stream import stream_with_deadline
+from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
+from tasks_lib.errors import ImageBuildError
+from tasks_lib.job.records import ImageOutcome
+from tasks_lib.job.task_model import Task
+
+_tag_locks: dict[str, threading.Lock] = {}
+_tag_locks_guard = threading.Lock()
+PULL_TIMEOUT_SEC = 120
+LOG_TAIL_LINES = 15
+
+
+def context_hash(env_dir: Path) -> str:
+    """sha256 over (relative path, mode, content) of everything under the build context."""
+    h = hashlib.sha256()
+    for item in sorted(env_dir.rglob("*"), key=lambda p: p.relative_to(env_dir).as_posix()):
+        rel = item.relative_to(env_dir).as_posix()
+        st = item.lstat()
+        h.update(f"{rel}\0{st.st_mode:o}\0".encode())
+        if item.is_symlink():
+            h.update(os.readlink(item).encode())
+        elif item.is_file():
+            h.update(hashlib.sha256(item.read_bytes()).digest())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def image_tag(task: Task) -> str:
+    repo = re.sub(r"[^a-z0-9._-]+", "-", task.name.lower()).strip("-._") or "task"
+    return f"tbflow-task/{repo}:{context_hash(task.environment_dir)[:20]}"
+
+
+def _lock_for(tag: str) -> threading.Lock:
+    with _tag_locks_guard:
+        return _tag_locks.setdefault(tag, threading.Lock())
+
+
+def _exists(tag: str) -> bool:
+    try:
+        get_client().images.get(tag)
+        return True
+    except ImageNotFound:
+        return False
+
+
+def _tail(text: str, n: int = LOG_TAIL_LINES) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def image_present(task: Task) -> bool:
+    """Whether the image ``ensure_image`` would return for ``task`` exists locally now."""
+    try:
+        tag = task.config.environment.docker_image
+        return (tag is not None and _exists(tag)) or _exists(image_tag(task))
+    except DOCKER_ERRORS:
+        return False
+
+
+def ensure_image(task: Task, log_path: Path, log_rel: str) -> ImageOutcome:
+    """Return an image for ``task``, building it if needed; raise ``ImageBuildError`` on failure.
+
+    ``log_rel`` is how records refer to ``log_path`` (relative to the trial dir).
+    """
+    start = time.monotonic()
+    env = task.config.environment
+    if env.docker_image:
+        with _lock_for(env.docker_image):
+            if _exists(env.docker_image) or _try_pull(env.docker_image, log_path):
+                return ImageOutcome(tag=env.docker_image, source="docker_image",
+                                    build_log=log_rel if log_path.exists() else None,
+                                    duration_sec=time.monotonic() - start)
+        if not (task.environment_dir / "Dockerfile").is_file():
+            raise ImageBuildError("build-image", f"image {env.docker_image} is not present and cannot be pulled; "
+                                  "the task has no environment/Dockerfile to build instead", log_rel)
+    tag = image_tag(task)
+    with _lock_for(tag):
+        if _exists(tag):
+            return ImageOutcome(tag=tag, source="reused", duration_sec=time.monotonic() - start)
+        _build(task, tag, log_path, log_rel)
+    return ImageOutcome(tag=tag, source="built", build_log=log_rel, duration_sec=time.monotonic() - start)
+
+
+def _try_pull(image: str, log_path: Path) -> bool:
+    """Pull ``image`` within ``PULL_TIMEOUT_SEC``; False (and why, in the build log) when it fails."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
+    errors: list[str] = []
+
+    def note(chunk: dict) -> None:
+        if "error" in chunk:
+            errors.append(str(chunk["error"]))
+
+    try:
+        finished = stream_with_deadline(lambda api: api.pull(repo, tag=tag, stream=True, decode=True), note,
+                                        PULL_TIMEOUT_SEC, f"pull-{image}")
+        interrupts.check()
+        why = None if finished and not errors and _exists(image) else (
+            errors[0] if errors else f"the pull did not finish within {PULL_TIMEOUT_SEC}s (cancelled)")
+    except DOCKER_ERRORS as exc:
+        why = str(exc)
+    if why is None:
+        log_path.write_text(f"pulled {image}\n", encoding="utf-8")
+        return True
+    log_path.write_text(f"[environment] docker_image {image} is not present locally and the pull failed:\n"
+                        f"  {why}\nbuilding environment/ instead\n", encoding="utf-8")
+    return False
+
+
+def extra_build_options() -> dict:
+    """Additions to every ``docker build`` call: none. A seam for tests (e.g. ``network_mode``
+    none, so a test's RUN step does not depend on the host's bridge network)."""
+    return {}
+
+
+def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
+    """Run ``docker build`` under the task's ``build_timeout_sec``, streaming its log to ``log_path``.
+
+    At the deadline the build is cancelled in the daemon (``deadline_stream``) and the trial is
+    invalid: environment with the build log; a timed-out build is not retried (it would time out
+    again).
+    """
+    timeout = task.config.environment.build_timeout_sec
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"$ docker build -t {tag} {task.environment_dir}\n")
+        log.flush()
+
+        def write(chunk: dict) -> None:
+            if "stream" in chunk:
+                log.write(chunk["stream"])
+            elif "status" in chunk:
+                log.write(f"{chunk['status']} {chunk.get('progress', '')}\n")
+            if "error" in chunk or "errorDetail" in chunk:
+                msg = chunk.get("error") or chunk["errorDetail"].get("message", "")
+                log.write(f"ERROR: {msg}\n")
+                errors.append(msg)
+            log.flush()
+
+        try:
+            finished = stream_with_deadline(
+                lambda api: api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
+                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name,
+                                              LABEL_CONTEXT: str(task.environment_dir.resolve())},
+                                      **extra_build_options()),
+                write, timeout, f"build-{tag}")
+        except (APIError, BuildError, DockerException, OSError) as exc:
+            finished = True
+            errors.append(str(exc))
+            log.write(f"ERROR: {exc}\n")
+        if not finished:
+            interrupts.check()
+            log.write(f"\nERROR: image build timed out after {timeout:g} s ([environment] build_timeout_sec); "
+                      "tbflow cancelled it\n")
+    if not finished:
+        raise BuildTimeout("build-image", f"image build timed out after {timeout:g} s", log_rel)
+    if errors or not _exists(tag):
+        tail = _tail(log_path.read_text(encoding="utf-8", errors="replace"))
+        raise ImageBuildError("build-image", f"docker build failed:\n{tail}", log_rel)
+
+
+class BuildTimeout(ImageBuildError):
+    """The build ran past ``build_timeout_sec`` and was cancelled; a new try would only repeat it."""
+
+    retryable = False
