@@ -41,7 +41,8 @@ class PrivateEngine:
                 return
             except Exception:  # noqa: BLE001 - not up yet
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"private dockerd did not start: {(self.root / 'dockerd.log').read_text()[-2000:]}")
+                    log = (self.root / "dockerd.log").read_text()[-2000:]
+                    raise RuntimeError(f"private dockerd did not start: {log}") from None
                 time.sleep(0.3)
 
     def stop(self, timeout: float = 60) -> None:
