@@ -37,7 +37,7 @@ JobsDir = Annotated[str, Field(min_length=1, description="Where job directories 
                                                          "taken from the working directory of the run.")]
 JobName = Annotated[Optional[str], Field(pattern=JOB_NAME_PATTERN, description=(
     "Job directory name: letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit. "
-    "An existing job of this name is continued. Default: a timestamp."))]
+    "An existing job of this name is continued. Default: a timestamp plus a random suffix."))]
 TimeoutMultiplier = Annotated[float, Field(gt=0, le=100, description="Multiplies every task's agent and verifier "
                                                                       "timeout.")]
 EnvRetries = Annotated[int, Field(ge=0, le=10, description="Retries of a trial after an environment failure (build, "

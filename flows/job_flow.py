@@ -9,6 +9,11 @@ containers by label; interrupted trials end without records, so a resume runs th
 
 What the Prefect UI shows (tags, progress artifact, one-line refusals) is in ``flows/run_ui.py``.
 
+One owner per job: the flow holds the job dir's lock (``tasks_lib/job/job_lock.py``) for the
+whole run, so a second run of the same job is refused (one line, like bad input) instead of
+sharing containers, cached stages and records; with the lock held it removes what crashed earlier
+runs left (``job_orphans``), and at the end anything of the job still there.
+
 No ``from __future__ import annotations`` here: a runner or worker validates a deployment run's
 parameters with a model Prefect builds from the annotations, and a postponed ``JobConfig`` left
 it "not fully defined", so every deployment run failed.
@@ -24,7 +29,7 @@ from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclud
                               JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, RerunInvalid, Shards,
                               TimeoutMultiplier)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
-from flows.job_plan import JobPlan, plan, upstream_for
+from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
 from flows.cli.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
@@ -35,6 +40,7 @@ from harnesses.registry import get_harness
 from tasks_lib.trial import interrupts
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
+from tasks_lib.job.job_orphans import remove_orphans
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.container.sandbox import remove_job_containers
@@ -90,14 +96,19 @@ def _job_flow(
     """
     config = JobConfig.model_validate(dict(locals()))
     logger = get_run_logger()
+    new_job_id = uuid.uuid4().hex[:12]
     try:
-        p = plan(config, uuid.uuid4().hex[:12])
+        p = plan(config, new_job_id)
         preflight()
-    except InputError as exc:
+        p, lock = lock_job(config, p, new_job_id)  # one owner per job, for the whole run
+    except InputError as exc:  # also JobLockedError: another live run holds the job
         return refused(logger, exc, f"{exc.where}: {exc.message}")
     except DockerUnavailableError as exc:
         return refused(logger, exc, f"docker: {exc}")
-    return _run_job(p, logger)
+    try:
+        return _run_job(p, logger)
+    finally:
+        lock.release()
 
 
 _job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()
@@ -109,7 +120,7 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     store = JobStore(p.job_dir)
     record = job_record(p)
     store.write_job(record)
-    remove_job_containers(p.job_id)  # leftovers of a crashed earlier run of this job
+    remove_orphans(p.job_dir, p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
         store.archive_trial(tid)
         p.recorded.pop(tid, None)
@@ -139,11 +150,23 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     finally:
         stop_job_gateway(p.job_id)
         listener.job_finished()
+        _sweep(p, logger)
         if not interrupts.stopping():
             # in this flow run's own context, so the report artifacts are on the job's run
             report_flow.fn(str(p.job_dir))
             logger.info("job %s: report in %s", p.job_dir.name, location(p.job_dir / "report.md"))
     return result_of(p, record, unfinished)
+
+
+def _sweep(p: JobPlan, logger) -> None:
+    """No container of the job outlives its run, even one whose removal failed while the engine
+    was away (the trial that owned it has ended by now)."""
+    try:
+        n = remove_orphans(p.job_dir, p.job_id)
+        if n:
+            logger.warning("removed %d leftover container(s) of job %s", n, p.job_dir)
+    except Exception as exc:  # noqa: BLE001 - the next command that touches the job removes them
+        logger.warning("could not remove the job's leftover containers: %s", exc)
 
 
 def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:

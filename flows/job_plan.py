@@ -9,6 +9,7 @@ are all recorded can be finished without starting Prefect or any container.
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from pathlib import Path
 
@@ -16,8 +17,9 @@ from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
-from tasks_lib.errors import InputError
+from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway.gateway_config import UpstreamConfig
+from tasks_lib.job.job_lock import LOCK_NAME, JobLock
 from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.job.records import JobRecord, TrialRecord, TrialSpec
@@ -35,6 +37,8 @@ class JobPlan(BaseModel):
     specs: list[TrialSpec]
     recorded: dict[str, TrialRecord]
     rerun: list[str]
+    #: the job dir's name was drawn here (default name, or a --force-new dir), not given
+    generated_name: bool = False
 
     @property
     def job_id(self) -> str:
@@ -50,18 +54,72 @@ class JobPlan(BaseModel):
         return [s for s in self.specs if s.trial_id not in self.recorded or s.trial_id in self.rerun]
 
 
+def _suffix() -> str:
+    """Four random hex digits: runs started in the same second get different job dirs."""
+    return secrets.token_hex(2)
+
+
 def default_job_name() -> str:
-    return datetime.now().strftime("%Y-%m-%d__%H-%M-%S")
+    """A readable timestamp to the second plus a random suffix, e.g. ``2026-11-30__14-05-09-3fa2``."""
+    return f"{datetime.now():%Y-%m-%d__%H-%M-%S}-{_suffix()}"
 
 
 def _fresh_dir(job_dir: Path) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    candidate = job_dir.with_name(f"{job_dir.name}.{stamp}")
-    n = 2
-    while candidate.exists():
-        candidate = job_dir.with_name(f"{job_dir.name}.{stamp}-{n}")
-        n += 1
-    return candidate
+    while True:
+        candidate = job_dir.with_name(f"{job_dir.name}.{datetime.now():%Y%m%d-%H%M%S}-{_suffix()}")
+        if not candidate.exists():
+            return candidate
+
+
+def _check_jobs_dir(jobs_dir: Path) -> None:
+    """A ``--jobs-dir`` that is (or lies under) a file is bad input, said in one line."""
+    for d in (jobs_dir, *jobs_dir.parents):
+        if d.exists():
+            if not d.is_dir():
+                raise InputError("--jobs-dir", f"{jobs_dir}: {d} is a file, not a directory")
+            return
+
+
+def _is_new_job_dir(job_dir: Path) -> bool:
+    """A dir holding nothing but tbflow's lock files is a job being created, not a foreign dir."""
+    return all(p.name.startswith(LOCK_NAME) for p in job_dir.iterdir())
+
+
+def pinned(config: JobConfig, p: JobPlan) -> JobConfig:
+    """``config`` naming the planned job dir exactly, so a later plan (the job flow's) lands on it
+    too, whether its name was generated or given."""
+    return config.model_copy(update=dict(jobs_dir=str(p.job_dir.parent), job_name=p.job_dir.name, force_new=False))
+
+
+def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, JobLock]:
+    """Take the planned job's lock (``JobLockedError`` when a live run holds it).
+
+    A generated name is claimed by creating its dir exclusively (a new name is drawn if another
+    run took it in between). When the lock was not already held by this process, the job is
+    planned again under the lock: what an earlier run recorded until it let go counts.
+    """
+    for _ in range(20):
+        try:
+            if p.generated_name:
+                p.job_dir.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    p.job_dir.mkdir()
+                except FileExistsError:
+                    p = plan(config, new_job_id)
+                    continue
+            lock = JobLock.acquire(p.job_dir)
+        except OSError as exc:
+            if disk_full(exc):
+                raise
+            raise InputError("--jobs-dir", f"cannot create the job directory {p.job_dir}: {exc.strerror or exc}") from exc
+        if lock.fresh and not p.generated_name:
+            try:
+                p = plan(pinned(config, p), new_job_id)
+            except BaseException:
+                lock.release()
+                raise
+        return p, lock
+    raise InputError("--job-name", "could not find a free job name")  # 20 collisions in a row
 
 
 def upstream_for(wire_apis: list[str]) -> UpstreamConfig:
@@ -84,9 +142,11 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
         upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
+    _check_jobs_dir(Path(config.jobs_dir))
+    generated = config.job_name is None
     job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
     previous: JobRecord | None = None
-    if job_dir.exists():
+    if job_dir.exists() and not (job_dir.is_dir() and _is_new_job_dir(job_dir)):
         store = JobStore(job_dir)
         if not store.job_file.is_file():
             raise InputError("--job-name", f"{job_dir} exists and is not a tbflow job directory")
@@ -97,7 +157,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                 raise InputError("--job-name", f"job {job_dir} was recorded with a different identity, so its "
                                  "trials cannot be mixed with new ones:\n  " + "\n  ".join(changes)
                                  + "\n(use --force-new to start a new job instead)")
-            job_dir, previous = _fresh_dir(job_dir), None
+            job_dir, previous, generated = _fresh_dir(job_dir), None, True
     job_id = previous.job_id if previous else new_job_id
     store = JobStore(job_dir)
     keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]
@@ -115,4 +175,4 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun)
+                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated)

@@ -23,6 +23,11 @@ the trial (its ``retry_condition_fn`` accepts only that type); the last try is r
 invalid: environment with every try's error. Agent and verifier outcomes are data and are never
 retried. The container is removed in ``finally``; a trial interrupted by a stopping job raises
 ``Interrupted`` and leaves no record.
+
+Engine outages (a dockerd restart): every Docker call's failure, including the connection errors
+the SDK lets through as plain ``requests`` errors, is an environment failure. A trial starts only
+once the engine answers, and a failed try waits for it before it is retried (or recorded), so a
+restart of a few seconds costs the trials in flight one try and the queued ones nothing.
 """
 
 from __future__ import annotations
@@ -33,8 +38,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import requests
-from docker.errors import DockerException
 from prefect import tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
@@ -48,8 +51,9 @@ from tasks_lib.trial import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.trial.classify import classify
 from tasks_lib.trial.container_health import stopped_container_flag
-from tasks_lib.container.docker_client import LABEL_FLOW_RUN, LABEL_JOB_DIR
-from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
+from tasks_lib.container.docker_client import (DOCKER_ERRORS, ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR,
+                                               wait_for_engine)
+from tasks_lib.errors import ContainerError, EnvironmentFailure, HarnessSetupError, disk_full
 from tasks_lib.trial.images import ensure_image, image_present
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.gateway.model_link import gateway_mounts
@@ -164,6 +168,8 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     retryable = True
     storage: dict[str, Any] = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
+        if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
+            raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
         task_ = load_task(Path(spec.task_path))
         with transaction(commit_mode=CommitMode.EAGER):
             prepared = prepare_harness(spec, task_)
@@ -186,15 +192,21 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         if broke is None:
             error = StageError(stage=exc.stage, kind="environment", message=exc.message, evidence=exc.evidence)
             retryable = exc.retryable
-    except (DockerException, requests.exceptions.RequestException) as exc:
+    except DOCKER_ERRORS as exc:
         error = StageError(stage="docker", kind="environment", message=f"Docker engine error: {exc}")
     except Exception as exc:  # a tbflow bug must still end the trial visibly, with its traceback
+        if disk_full(exc):
+            raise  # nothing can be recorded; the job stops (job_flow)
         (trial_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         error = StageError(stage="tbflow", kind="internal", evidence="error.txt",
                            message=f"{type(exc).__name__}: {exc}")
     finally:
         if (error is not None or broke is not None) and image is not None and verifier is None:  # agent logs as evidence
             logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
+        remove_trial_container(spec.job_id, spec.trial_id)
+    if error is not None and error.kind == "environment" and wait_for_engine():
+        # The engine was away (restarting) when the container should have gone: remove it now,
+        # and retry only once the engine answers again, so the outage costs one try, not all.
         remove_trial_container(spec.job_id, spec.trial_id)
     agent_outcome = read_agent_logs(agent.outcome, harness, trial_dir) if agent else None
     interrupts.check()

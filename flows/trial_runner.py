@@ -15,6 +15,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_plan import JobPlan
 from flows.trial_flow import trial_task_for
+from tasks_lib.errors import disk_full
 from tasks_lib.trial import interrupts
 from tasks_lib.job.records import TrialRecord, TrialSpec
 from tasks_lib.container.sandbox import remove_job_containers
@@ -38,6 +39,8 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
             for fut in _as_completed(list(futures)):
                 spec = futures[fut]
                 outcome = fut.result(raise_on_failure=False)
+                if disk_full(outcome):
+                    raise outcome  # stops every trial (below); the CLI says what is full
                 if isinstance(outcome, TrialRecord):
                     p.recorded[spec.trial_id] = outcome
                     listener.trial_finished(outcome, len(p.recorded), total)

@@ -17,6 +17,8 @@ not exceptions: they are recorded data that ``classify`` turns into a verdict.
 
 from __future__ import annotations
 
+import errno
+
 
 class TbflowError(Exception):
     """Base of every error tbflow raises on purpose."""
@@ -90,3 +92,9 @@ class UnsafeArchiveError(TransferError):
     agent run only to be refused again."""
 
     retryable = False
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True for "no space left" (or quota) under tbflow's own dirs: not the trial's fault, not bad
+    input, and no retry can help, so the job stops and says so (the CLI's exit code 4)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

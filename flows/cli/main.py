@@ -31,6 +31,8 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 #: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
 EXIT_TBFLOW_ERROR = 3
+#: exit code when the disk under the jobs dir is full (not 2: the input was fine)
+DISK_FULL = 4
 
 
 @app.callback()
@@ -74,8 +76,9 @@ def run(
     n_tasks: Optional[int] = typer.Option(None, "--n-tasks", min=1, help="Run only the first N tasks (by name)."),
     jobs_dir: str = typer.Option("jobs", "--jobs-dir", help="Where job directories are written."),
     job_name: Optional[str] = typer.Option(None, "--job-name",
-                                           help="Job directory name (default: a timestamp). An existing job "
-                                                "with this name is continued: recorded trials are kept."),
+                                           help="Job directory name (default: a timestamp plus a random suffix). "
+                                                "An existing job with this name is continued: recorded trials "
+                                                "are kept; while another run holds the job it is refused (exit 2)."),
     timeout_multiplier: float = typer.Option(1.0, "--timeout-multiplier", min=0.01, max=100,
                                              help="Multiply every agent and verifier timeout (recorded in the job)."),
     env_retries: int = typer.Option(2, "--env-retries", min=0, max=10,
@@ -140,32 +143,44 @@ def _run_job(config) -> None:
     server = None if config.job_name and job_json.is_file() else prefect_server.start()
     from flows.cli.console import RichProgress, print_results
     from flows.cli import progress
-    from flows.job_plan import plan
+    from flows.job_plan import lock_job, pinned, plan
     from flows.cli.stopping import StopHandlers
     from tasks_lib.container.docker_client import preflight
-    from tasks_lib.errors import DockerUnavailableError, InputError
+    from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
 
+    lock = None
     with StopHandlers() as stop:
-        try:  # fail fast on bad input, a changed identity and a missing engine, before Prefect runs
-            planned = plan(config, uuid.uuid4().hex[:12])
-            if not planned.todo and planned.previous is not None:
-                _finish_recorded(planned)
+        try:  # fail fast on bad input, a changed identity, a job held by another run and a missing engine
+            new_job_id = uuid.uuid4().hex[:12]
+            planned = plan(config, new_job_id)
+            if not _all_recorded(planned):
+                preflight()
+            planned, lock = lock_job(config, planned, new_job_id)  # refused at once while another run holds it
+            if _all_recorded(planned):
+                try:
+                    _finish_recorded(planned)
+                finally:
+                    lock.release()
                 return
+            config = pinned(config, planned)  # the job flow plans the same (possibly generated) job dir
             server = server or prefect_server.start()
             assert server is not None
-            preflight()
             stop.job_dir = planned.job_dir
             server.watch_job_dir(planned.job_dir)
             from flows.job_flow import job_flow  # importing Prefect also overlaps the server's start
 
             server.wait_ready()
         except InputError as exc:
+            _release(lock)
             fail(exc.where, exc.message)
         except DockerUnavailableError as exc:
+            _release(lock)
             fail("docker", str(exc))
         except RuntimeError as exc:
+            _release(lock)
             fail("prefect", str(exc), code=1)
         except KeyboardInterrupt:
+            _release(lock)
             _stopped(stop, planned=None)
         stop.quiet_prefect_console()
         def job_dir_in_use(job_dir: str) -> None:  # the flow names an unnamed job itself
@@ -181,6 +196,11 @@ def _run_job(config) -> None:
             fail(exc.where, exc.message)
         except DockerUnavailableError as exc:
             fail("docker", str(exc))
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
+            fail("disk full", f"{exc.strerror} ({exc.filename or config.jobs_dir}); free space under "
+                 f"{config.jobs_dir} and run `tbflow resume` on the job: recorded trials are kept", DISK_FULL)
         except BaseException as exc:
             if stop.signum is None and not _is_termination(exc):
                 raise
@@ -190,9 +210,19 @@ def _run_job(config) -> None:
             _stopped(stop, planned)
         finally:
             progress.set_listener(None)
+            _release(lock)
     print_results(result)
     if any(r.validity.status == "error" for r in result.records):
         raise typer.Exit(EXIT_TBFLOW_ERROR)
+
+
+def _all_recorded(planned) -> bool:
+    return not planned.todo and planned.previous is not None
+
+
+def _release(lock) -> None:
+    if lock is not None:
+        lock.release()
 
 
 def _is_termination(exc: BaseException) -> bool:
@@ -224,6 +254,33 @@ def _finish_recorded(planned) -> None:
     typer.echo(f"tbflow: job {planned.job_dir}: all {len(planned.specs)} trials already recorded", err=True)
     write_reports(planned.job_dir)
     print_results(result_of(planned, job_record(planned), []))
+
+
+@app.command()
+def gc(
+    jobs_dir: Optional[Path] = typer.Option(None, "--jobs-dir",
+                                            help="Only jobs under this directory (default: every job)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
+) -> None:
+    """Remove trial containers left by crashed runs of every job on this Docker engine; never those of a running job."""
+    from tasks_lib.container.docker_client import preflight
+    from tasks_lib.errors import DockerUnavailableError
+    from tasks_lib.job.job_orphans import collect_garbage
+
+    try:
+        preflight()
+    except DockerUnavailableError as exc:
+        fail("docker", str(exc))
+    report = collect_garbage(jobs_dir, dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for job_dir, names in report.removed.items():
+        typer.echo(f"{verb} {len(names)} container(s) of {job_dir}: {', '.join(names)}")
+    for job_dir, who in report.live.items():
+        typer.echo(f"kept {job_dir}: {who}")
+    for job_dir, why in report.left_alone.items():
+        typer.echo(f"left alone {job_dir}: {why}")
+    n = sum(len(v) for v in report.removed.values())
+    typer.echo(f"{verb} {n} orphan container(s); {len(report.live)} running job(s) untouched")
 
 
 def main() -> None:

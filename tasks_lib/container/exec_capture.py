@@ -13,10 +13,9 @@ from __future__ import annotations
 import socket
 import threading
 
-from docker.errors import DockerException
 from docker.utils.socket import frames_iter
 
-from tasks_lib.container.docker_client import get_client
+from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.errors import ContainerError
 
 GRACE_SEC = 5.0
@@ -46,7 +45,7 @@ class ExecCapture:
             exec_id = api.exec_create(container, argv, user=user, environment=env or None, stdin=False,
                                       stdout=True, stderr=True, workdir="/")["Id"]
             sock = api.exec_start(exec_id, socket=True)
-        except DockerException as exc:
+        except DOCKER_ERRORS as exc:
             raise ContainerError(stage, f"could not start the command: {exc}") from exc
         return cls(exec_id, sock)
 

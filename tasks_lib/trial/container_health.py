@@ -25,9 +25,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from docker.errors import DockerException, NotFound
+from docker.errors import NotFound
 
-from tasks_lib.container.docker_client import get_client
+from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.errors import ContainerError, EnvironmentFailure
 from tasks_lib.job.records import TrialFlag
 from tasks_lib.trial.verifier_witness import Witness
@@ -52,7 +52,7 @@ def stopped_container_flag(container: str, trial_dir: Path, memory_mb: int | Non
     api = get_client().api
     try:
         info = api.inspect_container(container)
-    except (NotFound, DockerException):
+    except (NotFound, *DOCKER_ERRORS):  # also an engine that does not answer (restarting)
         return None
     state = info.get("State", {})
     if state.get("Running"):
@@ -82,7 +82,7 @@ def container_running(container: str) -> bool:
     """Whether the container still runs (False when it stopped or is gone)."""
     try:
         return bool(get_client().api.inspect_container(container).get("State", {}).get("Running"))
-    except DockerException:
+    except DOCKER_ERRORS:
         return False
 
 
@@ -94,7 +94,7 @@ def _events_since_start(container_id: str, started_at: str) -> list[dict]:
     try:
         return list(get_client().api.events(since=since, until=int(time.time()) + 1, decode=True,
                                             filters={"container": container_id, "type": "container"}))
-    except DockerException:
+    except DOCKER_ERRORS:
         return []
 
 
@@ -136,7 +136,7 @@ def _is_full(df_line: str) -> bool:
 def _removed_system_files(container: str) -> list[str]:
     try:
         changes = get_client().api.diff(container) or []
-    except DockerException:
+    except DOCKER_ERRORS:
         return []
     return sorted(c["Path"] for c in changes if c.get("Kind") == DIFF_DELETED and c["Path"].startswith(SYSTEM_DIRS))
 
@@ -144,7 +144,7 @@ def _removed_system_files(container: str) -> list[str]:
 def _writable_layer_bytes(container: str) -> int | None:
     try:
         found = get_client().api.containers(all=True, size=True, filters={"name": container})
-    except DockerException:
+    except DOCKER_ERRORS:
         return None
     return next((c.get("SizeRw") for c in found), None)
 

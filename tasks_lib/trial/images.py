@@ -20,7 +20,7 @@ from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from tasks_lib.trial import interrupts
 from tasks_lib.container.deadline_stream import stream_with_deadline
-from tasks_lib.container.docker_client import LABEL_ROOT, get_client
+from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
 from tasks_lib.errors import ImageBuildError
 from tasks_lib.job.records import ImageOutcome
 from tasks_lib.job.task_model import Task
@@ -74,7 +74,7 @@ def image_present(task: Task) -> bool:
     try:
         tag = task.config.environment.docker_image
         return (tag is not None and _exists(tag)) or _exists(image_tag(task))
-    except DockerException:
+    except DOCKER_ERRORS:
         return False
 
 
@@ -118,7 +118,7 @@ def _try_pull(image: str, log_path: Path) -> bool:
         interrupts.check()
         why = None if finished and not errors and _exists(image) else (
             errors[0] if errors else f"the pull did not finish within {PULL_TIMEOUT_SEC}s (cancelled)")
-    except DockerException as exc:
+    except DOCKER_ERRORS as exc:
         why = str(exc)
     if why is None:
         log_path.write_text(f"pulled {image}\n", encoding="utf-8")
@@ -162,7 +162,9 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
         try:
             finished = stream_with_deadline(
                 lambda api: api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
-                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name}, **extra_build_options()),
+                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name,
+                                              LABEL_CONTEXT: str(task.environment_dir.resolve())},
+                                      **extra_build_options()),
                 write, timeout, f"build-{tag}")
         except (APIError, BuildError, DockerException, OSError) as exc:
             finished = True
