@@ -25,8 +25,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concurrency", "attempts": "--attempts",
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
-         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid"}
+         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "order": "--order",
+         "order_seed": "--seed"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
+ORDER_HELP = ("Start order of the trials: expected (longest expected duration first: the task's earlier run "
+              "times on this machine, else its metadata estimate, else its agent timeout), name, or random.")
+SEED_HELP = "Seed for --order random (default: a new one, recorded in job.json)."
 
 
 @app.callback()
@@ -71,11 +75,14 @@ def run(
                                     help="Retries after an environment failure (build, container, Docker API)."),
     force_new: bool = typer.Option(False, "--force-new",
                                    help="If --job-name exists with another identity, start a new job directory."),
+    order: str = typer.Option("expected", "--order", metavar="expected|name|random", help=ORDER_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid."""
     _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
-                     timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new))
+                     timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
+                     order=order, order_seed=seed))
 
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))
@@ -89,6 +96,9 @@ def resume(
                                               help="Trials running at once (default: as recorded)."),
     env_retries: Optional[int] = typer.Option(None, "--env-retries", min=0, max=10,
                                               help="Retries after an environment failure (default: as recorded)."),
+    order: Optional[str] = typer.Option(None, "--order", metavar="expected|name|random",
+                                        help=ORDER_HELP + " Default: as recorded."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:
     """Continue a job: keep recorded trials, run the missing (interrupted) ones."""
     from tasks_lib.errors import InputError
@@ -107,6 +117,11 @@ def resume(
         cfg["concurrency"] = concurrency
     if env_retries is not None:
         cfg["env_retries"] = env_retries
+    if order is not None:
+        cfg["order"] = order
+        cfg["order_seed"] = seed
+    elif seed is not None:
+        cfg["order_seed"] = seed
     _run_job(_config(**cfg))
 
 

@@ -12,8 +12,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from flows.progress import describe
-from tasks_lib.records import TrialRecord
+from tasks_lib.records import TrialOrder, TrialRecord
+from tasks_lib.trial_order import describe_order
 
+ORDER_LINES = 12
 console = Console(stderr=True)
 out = Console()
 
@@ -30,6 +32,11 @@ class RichProgress:
                                   TimeElapsedColumn(), console=console, transient=True)
         self._progress.start()
         self._task = self._progress.add_task("trials", total=total, completed=already_done)
+
+    def order_planned(self, order: TrialOrder) -> None:
+        """The start order, first ``ORDER_LINES`` trials (all of it is in job.json)."""
+        target = self._progress.console if self._progress is not None else console
+        target.print("\n".join(describe_order(order, ORDER_LINES)), markup=False, highlight=False)
 
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
         if self._progress is not None:

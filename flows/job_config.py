@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harnesses.registry import known_harnesses
+from tasks_lib.records import OrderMode
 
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -41,6 +42,11 @@ class JobConfig(BaseModel):
                                          "Docker API); agent and verifier outcomes are never retried.")
     rerun_invalid: Literal["all", "harness", "environment", "verifier"] | None = Field(
         default=None, description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")
+    order: OrderMode = Field(default="expected",
+                             description="Start order of the trials: expected (longest expected duration first: "
+                                         "history, else task metadata, else agent timeout), name, or random.")
+    order_seed: int | None = Field(default=None, ge=0, description="Seed of --order random (default: a new "
+                                                                    "one, recorded in job.json).")
     force_new: bool = Field(default=False, description="If the job exists with another identity, start a new "
                                                        "job directory instead of refusing.")
 

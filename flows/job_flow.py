@@ -15,9 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prefect import flow, get_run_logger
-import concurrent.futures
-
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_config import JobConfig
 from flows.job_plan import JobPlan, plan, upstream_for
@@ -25,7 +22,7 @@ from flows.job_result import JobResult, job_record, result_of
 from flows.progress import get_listener
 from harnesses.registry import get_harness
 from flows.report_flow import report_flow
-from flows.trial_flow import trial_task_for
+from flows.trial_queue import run_queue
 from tasks_lib import interrupts
 from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.job_store import JobStore
@@ -61,6 +58,7 @@ def job_flow(config: JobConfig) -> JobResult:
     preflight()
     store = JobStore(p.job_dir)
     record = job_record(p)
+    record.order = p.order
     store.write_job(record)
     remove_job_containers(p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
@@ -69,6 +67,8 @@ def job_flow(config: JobConfig) -> JobResult:
     todo = p.todo
     listener = get_listener(logger)
     listener.job_started(str(p.job_dir), len(p.specs), len(p.specs) - len(todo))
+    if todo:
+        listener.order_planned(p.order)
     for pr in p.dataset.problems:
         logger.warning("task %s not run: %s: %s", pr.name, pr.where, pr.message)
     unfinished: list[str] = []
@@ -111,40 +111,15 @@ def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
 def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
     interrupts.clear()
     unfinished: list[str] = []
-    trial = trial_task_for(p.job_dir, p.config.env_retries)
     total = len(p.specs)
-    with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
-        try:
-            futures = {runner.submit(trial, {"spec": s, "job_dir": str(p.job_dir)}): s for s in todo}
-            for fut in _as_completed(list(futures)):
-                spec = futures[fut]
-                outcome = fut.result(raise_on_failure=False)
-                if isinstance(outcome, TrialRecord):
-                    p.recorded[spec.trial_id] = outcome
-                    listener.trial_finished(outcome, len(p.recorded), total)
-                else:
-                    unfinished.append(spec.trial_id)
-                    listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
-        except BaseException:
-            # Ctrl-C / SIGTERM / TerminationSignal reach only this thread. Stop the trial threads
-            # and remove their containers *before* the runner waits for those threads, so they
-            # end at once, unrecorded, and nothing of this job keeps running.
-            interrupts.request_stop()
-            remove_job_containers(p.job_id)
-            raise
+
+    def finished(spec: TrialSpec, record: TrialRecord) -> None:
+        p.recorded[spec.trial_id] = record
+        listener.trial_finished(record, len(p.recorded), total)
+
+    def interrupted(spec: TrialSpec, outcome) -> None:
+        unfinished.append(spec.trial_id)
+        listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
+
+    run_queue(todo, p, finished, interrupted)
     return unfinished
-
-
-def _as_completed(futures: list, poll_sec: float = 0.5):
-    """Yield Prefect futures as they finish, waking up every ``poll_sec``.
-
-    An untimed wait (as in ``prefect.futures.as_completed``) can hold off Ctrl-C until the next
-    trial finishes; a timed one lets the signal stop the job within ``poll_sec``.
-    """
-    by_wrapped = {f.wrapped_future: f for f in futures}
-    pending = set(by_wrapped)
-    while pending:
-        done, pending = concurrent.futures.wait(pending, timeout=poll_sec,
-                                                return_when=concurrent.futures.FIRST_COMPLETED)
-        for w in done:
-            yield by_wrapped[w]

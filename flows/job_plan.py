@@ -9,6 +9,7 @@ are all recorded can be finished without starting Prefect or any container.
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from pathlib import Path
 
@@ -20,8 +21,10 @@ from tasks_lib.errors import InputError
 from tasks_lib.gateway_config import UpstreamConfig
 from tasks_lib.job_identity import JobIdentity, compute_identity, identity_changes
 from tasks_lib.job_store import JobStore
-from tasks_lib.records import JobRecord, TrialRecord, TrialSpec
+from tasks_lib.records import JobRecord, TrialOrder, TrialRecord, TrialSpec
 from tasks_lib.task_loader import Dataset, load_dataset
+from tasks_lib.trial_history import expected_from_history
+from tasks_lib.trial_order import order_trials
 
 
 class JobPlan(BaseModel):
@@ -35,6 +38,8 @@ class JobPlan(BaseModel):
     specs: list[TrialSpec]
     recorded: dict[str, TrialRecord]
     rerun: list[str]
+    #: the trials to run, in the order they start (``--order``)
+    order: TrialOrder
 
     @property
     def job_id(self) -> str:
@@ -47,7 +52,10 @@ class JobPlan(BaseModel):
 
     @property
     def todo(self) -> list[TrialSpec]:
-        return [s for s in self.specs if s.trial_id not in self.recorded or s.trial_id in self.rerun]
+        """The trials still to run, in start order."""
+        by_id = {s.trial_id: s for s in self.specs}
+        return [by_id[q.trial_id] for q in self.order.trials
+                if q.trial_id not in self.recorded or q.trial_id in self.rerun]
 
 
 def default_job_name() -> str:
@@ -114,5 +122,10 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                   generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
         for (t, h, a), tid in zip(keys, ids)
     ]
+    if config.order == "random" and config.order_seed is None:
+        config = config.model_copy(update={"order_seed": secrets.randbelow(2**31)})
+    to_run = [s for s in specs if s.trial_id not in recorded or s.trial_id in rerun]
+    history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
+    _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun)
+                   specs=specs, recorded=recorded, rerun=rerun, order=order)

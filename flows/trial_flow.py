@@ -41,6 +41,7 @@ from tasks_lib.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.classify import classify
 from tasks_lib.docker_client import LABEL_FLOW_RUN, LABEL_JOB_DIR
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
+from tasks_lib.image_ahead import take_ahead
 from tasks_lib.images import ensure_image, image_present
 from tasks_lib.job_store import JobStore
 from tasks_lib.model_link import gateway_mounts
@@ -82,8 +83,10 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
 
 
 @task(name="build-image")
-def build_image(spec: TrialSpec, task_: Task, trial_dir: Path) -> ImageOutcome:
-    return ensure_image(task_, trial_dir / "build.log", "build.log")
+def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
+    """The job's build lane may have built the image already (``tasks_lib/image_ahead.py``)."""
+    return (take_ahead(spec.job_id, task_, trial_dir, first_try)
+            or ensure_image(task_, trial_dir / "build.log", "build.log"))
 
 
 @task(name="run-agent")
@@ -151,7 +154,8 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         task_ = load_task(Path(spec.task_path))
         with transaction(commit_mode=CommitMode.EAGER):
             prepared = prepare_harness(spec, task_)
-            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir)
+            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir,
+                                                                                 run_count <= 1)
         if image.build_log and not (trial_dir / image.build_log).exists():
             image = image.model_copy(update={"build_log": None})  # cached from an earlier try
         agent = run_agent_stage.with_options(cache_key_fn=stage_key("run-agent"), **storage)(
