@@ -67,6 +67,7 @@ def build_ahead(job_id: str, task: Task, log_dir: Path) -> AheadBuild | None:
     """
     key = ahead_key(task)
     log = log_dir / (re.sub(r"[^A-Za-z0-9._-]+", "_", key) + ".log")
+    log_dir.mkdir(parents=True, exist_ok=True)
     try:
         outcome = ensure_image(task, log, str(log))
         result = AheadBuild(key=key, image=outcome, log_path=log if log.exists() else None)

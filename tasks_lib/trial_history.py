@@ -1,7 +1,8 @@
 """How long earlier trials of a task took: the first source of a trial's expected duration.
 
 Every job on the machine reads and writes one small SQLite file,
-``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (default ``~/.cache/tbflow``). SQLite gives what two
+``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (default ``~/.cache/tbflow``; ``$TBFLOW_HISTORY`` names
+another file). SQLite gives what two
 tbflow runs at once need without hand-written locking: each record is one transaction (a reader
 never sees half a write), writers wait for each other (``busy_timeout``), and WAL mode lets readers
 go on while one writes. History only orders the queue, so any failure to read or write it is
@@ -33,7 +34,10 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS trial_duration (
 
 
 def history_path() -> Path:
-    """``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (the cache dir defaults to ``~/.cache/tbflow``)."""
+    """``$TBFLOW_HISTORY`` when set (tests keep their own), else
+    ``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (the cache dir defaults to ``~/.cache/tbflow``)."""
+    if own := os.environ.get("TBFLOW_HISTORY"):
+        return Path(own)
     override = os.environ.get("TBFLOW_CACHE_DIR")
     return (Path(override) if override else Path.home() / ".cache" / "tbflow") / HISTORY_FILE
 

@@ -16,7 +16,7 @@ PRESENT_IMAGE = 'docker_image = "tbflow/base:bookworm"\n'
 
 @pytest.fixture(autouse=True)
 def _own_history(tmp_path, monkeypatch):
-    monkeypatch.setenv("TBFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TBFLOW_HISTORY", str(tmp_path / "trial-history.sqlite"))
 
 
 def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path):

@@ -27,7 +27,7 @@ def _planned(job_dir) -> list[dict]:
 
 @pytest.fixture(autouse=True)
 def _own_history(tmp_path, monkeypatch):
-    monkeypatch.setenv("TBFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TBFLOW_HISTORY", str(tmp_path / "trial-history.sqlite"))
 
 
 def test_metadata_estimate_orders_the_queue_longest_first(run_job, tmp_path):

@@ -20,7 +20,7 @@ EXPECTED = {
 
 @pytest.fixture(autouse=True)
 def _own_history(tmp_path, monkeypatch):
-    monkeypatch.setenv("TBFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TBFLOW_HISTORY", str(tmp_path / "trial-history.sqlite"))
 
 
 def test_every_order_gives_the_same_right_verdicts(run_job, tmp_path):
