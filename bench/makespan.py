@@ -114,8 +114,11 @@ def makespan(run: dict, concurrency: int) -> dict:
         "order": job["order"]["mode"], "trials": len(records),
         "verdicts": sorted({(r["validity"]["status"], r["validity"]["reward"]) for r in records}),
         "job_wall_sec": round(wall, 1), "trials_span_sec": round(span, 1),
-        "longest_trial_sec": round(max(durations), 1), "sum_over_concurrency_sec": round(sum(durations) / concurrency, 1),
+        "longest_trial_sec": round(max(durations), 1),
+        "sum_over_concurrency_sec": round(sum(durations) / concurrency, 1),
         "lower_bound_sec": round(bound, 1), "makespan_ratio": round(wall / bound, 3),
+        # slot time between trials' records (Prefect task-run start/finish, dispatch), per trial
+        "slot_idle_sec_per_trial": round((span * concurrency - sum(durations)) / len(records), 2),
         "longest_trial": longest["spec"]["trial_id"],
         "longest_started_at_sec": round(_ts(longest["started_at"]) - _ts(job["started_at"]), 1),
         "start_order": [r["spec"]["trial_id"] for r in first],
@@ -136,7 +139,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tbflow-bench-makespan-") as tmp:
         ds, jobs = Path(tmp) / "ds", Path(tmp) / "jobs"
         make_dataset(ds, sleeps)
-        env = dict(os.environ, PREFECT_HOME=str(Path(tmp) / "prefect"), TBFLOW_HISTORY=str(Path(tmp) / "history.sqlite"))
+        env = dict(os.environ, PREFECT_HOME=str(Path(tmp) / "prefect"),
+                   TBFLOW_HISTORY=str(Path(tmp) / "history.sqlite"))
         run_job(ds, jobs, "warmup", "nop", "name", 4, env)  # builds every image
         for conc in (int(x) for x in args.concurrency.split(",")):
             fresh = dict(env, TBFLOW_HISTORY=str(Path(tmp) / f"empty-history-{conc}.sqlite"))
