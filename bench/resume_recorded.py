@@ -37,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     from flows.job_config import JobConfig
     from flows.job_flow import job_flow
-    from tasks_lib.docker_client import get_client
+    from tasks_lib.container.docker_client import get_client
 
     client = get_client()
     with tempfile.TemporaryDirectory(prefix="tbflow-bench-resume-") as tmp:

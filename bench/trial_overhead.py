@@ -47,7 +47,7 @@ def floor_cli(image: str, n: int) -> list[float]:
 
 
 def floor_sdk(image: str, n: int) -> list[float]:
-    from tasks_lib.docker_client import get_client
+    from tasks_lib.container.docker_client import get_client
 
     client = get_client()
     times = []

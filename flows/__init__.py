@@ -1,3 +1,1 @@
-"""tbflow's Prefect flows (the trial DAG, the job, the report) and the CLI that starts them."""
-
-__version__ = "0.1.0"
+"""tbflow's Prefect flows (the trial DAG, the job, the report) and, in ``flows.cli.main``, the command line."""

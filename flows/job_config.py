@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harnesses.registry import known_harnesses
-from tasks_lib.records import OrderMode
+from tasks_lib.job.records import OrderMode
 
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 

@@ -19,16 +19,16 @@ from prefect import flow, get_run_logger
 from flows.job_config import JobConfig
 from flows.job_plan import JobPlan, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
-from flows.progress import get_listener
+from flows.cli.progress import get_listener
 from harnesses.registry import get_harness
 from flows.report_flow import report_flow
 from flows.trial_queue import run_queue
-from tasks_lib import interrupts
-from tasks_lib.docker_client import LABEL_FLOW_RUN, preflight
-from tasks_lib.job_store import JobStore
-from tasks_lib.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.records import TrialRecord, TrialSpec
-from tasks_lib.sandbox import remove_job_containers
+from tasks_lib.trial import interrupts
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
+from tasks_lib.job.records import TrialRecord, TrialSpec
+from tasks_lib.container.sandbox import remove_job_containers
 
 
 def _cleanup_hook(flow_, flow_run, state) -> None:

@@ -18,13 +18,13 @@ from pydantic import BaseModel, ConfigDict
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
 from tasks_lib.errors import InputError
-from tasks_lib.gateway_config import UpstreamConfig
-from tasks_lib.job_identity import JobIdentity, compute_identity, identity_changes
-from tasks_lib.job_store import JobStore
-from tasks_lib.records import JobRecord, TrialOrder, TrialRecord, TrialSpec
-from tasks_lib.task_loader import Dataset, load_dataset
-from tasks_lib.trial_history import expected_from_history
-from tasks_lib.trial_order import order_trials
+from tasks_lib.gateway.gateway_config import UpstreamConfig
+from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.records import JobRecord, TrialOrder, TrialRecord, TrialSpec
+from tasks_lib.job.task_loader import Dataset, load_dataset
+from tasks_lib.job.trial_history import expected_from_history
+from tasks_lib.job.trial_order import order_trials
 
 
 class JobPlan(BaseModel):
@@ -91,7 +91,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if model_harnesses:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
-        upstream_for(sorted({harnesses[h].wire_api for h in model_harnesses if harnesses[h].wire_api}))
+        upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
     job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
     previous: JobRecord | None = None
     if job_dir.exists():

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from flows import __version__
+from tasks_lib import __version__
 from flows.job_plan import JobPlan
 from harnesses.registry import get_harness
-from tasks_lib.records import JobRecord, TaskProblemRecord, TrialRecord
+from tasks_lib.job.records import JobRecord, TaskProblemRecord, TrialRecord
 
 
 class JobResult(JobRecord):

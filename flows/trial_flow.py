@@ -1,9 +1,9 @@
 """The trial DAG: prepare-harness → build-image → run-agent → kill-process-groups →
 run-verifier → classify, each a Prefect task, run inline inside one ``trial`` task.
 
-One thread holds one trial (the topology measured fastest in research/prefect-notes.md §5).
+One thread holds one trial (the topology measured fastest, docs/architecture.md §4).
 
-Caching (research/prefect-notes.md §3, §8): every cached stage has an explicit key
+Caching (docs/architecture.md §4): every cached stage has an explicit key
 ``<job id>/<trial id>/<stage>-<job identity>-g<generation>-v<STAGE_KEY_VERSION>`` — never
 Prefect's INPUTS policy, which collides across tasks, nor its default, which includes the run id.
 build-image commits eagerly, so a crash later in the trial does not redo it (prepare-harness
@@ -34,24 +34,24 @@ from prefect.runtime import flow_run
 from prefect.tasks import exponential_backoff
 from prefect.transactions import CommitMode, transaction
 
-from harnesses.base import PreparedHarness
+from tasks_lib.trial.harness_api import PreparedHarness
 from harnesses.registry import get_harness
-from tasks_lib import interrupts
-from tasks_lib.agent_stage import AgentStageResult, read_agent_logs, run_agent
-from tasks_lib.classify import classify
-from tasks_lib.docker_client import LABEL_FLOW_RUN, LABEL_JOB_DIR
+from tasks_lib.trial import interrupts
+from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
+from tasks_lib.trial.classify import classify
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN, LABEL_JOB_DIR
 from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
-from tasks_lib.image_ahead import take_ahead
-from tasks_lib.images import ensure_image, image_present
-from tasks_lib.job_store import JobStore
-from tasks_lib.model_link import gateway_mounts
-from tasks_lib.process_groups import kill_process_groups
-from tasks_lib.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
+from tasks_lib.trial.image_ahead import take_ahead
+from tasks_lib.trial.images import ensure_image, image_present
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.gateway.model_link import gateway_mounts
+from tasks_lib.trial.process_groups import kill_process_groups
+from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
                                VerifierOutcome)
-from tasks_lib.sandbox import Sandbox, remove_trial_container
-from tasks_lib.task_loader import load_task
-from tasks_lib.task_model import Task
-from tasks_lib.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
+from tasks_lib.container.sandbox import Sandbox, remove_trial_container
+from tasks_lib.job.task_loader import load_task
+from tasks_lib.job.task_model import Task
+from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 STAGE_KEY_VERSION = 2
 _NO_CACHE = dict(cache_policy=NO_CACHE, persist_result=False)
@@ -84,7 +84,7 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
 
 @task(name="build-image")
 def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
-    """The job's build lane may have built the image already (``tasks_lib/image_ahead.py``)."""
+    """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
     return (take_ahead(spec.job_id, task_, trial_dir, first_try)
             or ensure_image(task_, trial_dir / "build.log", "build.log"))
 

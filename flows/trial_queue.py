@@ -26,10 +26,11 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job_plan import JobPlan
 from flows.trial_flow import trial_task_for
-from tasks_lib import image_ahead, interrupts, trial_history
-from tasks_lib.records import TrialRecord, TrialSpec
-from tasks_lib.sandbox import remove_job_containers
-from tasks_lib.task_model import Task
+from tasks_lib.job import trial_history
+from tasks_lib.trial import image_ahead, interrupts
+from tasks_lib.job.records import TrialRecord, TrialSpec
+from tasks_lib.container.sandbox import remove_job_containers
+from tasks_lib.job.task_model import Task
 
 POLL_SEC = 0.5
 
@@ -52,8 +53,8 @@ def run_queue(todo: list[TrialSpec], p: JobPlan, on_record, on_unfinished) -> No
     needs = image_needs(todo, tasks)
     builds: dict[str, Task] = {}
     for s in todo:
-        if needs[s.trial_id] is not None:
-            builds.setdefault(needs[s.trial_id], tasks[s.task_name])
+        if (key := needs[s.trial_id]) is not None:
+            builds.setdefault(key, tasks[s.task_name])
     to_build = list(builds)
     built: set[str] = set()
     queue = list(todo)
@@ -62,7 +63,9 @@ def run_queue(todo: list[TrialSpec], p: JobPlan, on_record, on_unfinished) -> No
     running: dict = {}
     building: dict = {}
     log_dir = p.job_dir / ".builds"
-    with ThreadPoolTaskRunner(max_workers=slots) as runner, ThreadPoolTaskRunner(max_workers=slots) as lane:
+    runner: ThreadPoolTaskRunner = ThreadPoolTaskRunner(max_workers=slots)
+    lane: ThreadPoolTaskRunner = ThreadPoolTaskRunner(max_workers=slots)
+    with runner, lane:
         try:
             while queue or running:
                 while len(running) < slots:

@@ -1,1 +1,1 @@
-"""Harness adapters: one module per agent, behind the interface in ``harnesses.base``."""
+"""Harness adapters: one module per agent, behind the interface in ``tasks_lib.trial.harness_api``."""

@@ -6,11 +6,11 @@ has a broken environment, solution or verifier, whatever any real agent does on 
 
 from __future__ import annotations
 
-from harnesses.base import AgentCommand, Harness, ModelAccess, PreparedHarness, Upload
+from tasks_lib.trial.harness_api import AgentCommand, Harness, ModelAccess, PreparedHarness, Upload
 from tasks_lib.errors import HarnessSetupError
-from tasks_lib.task_model import Task
+from tasks_lib.job.task_model import Task
 
-from flows import __version__
+from tasks_lib import __version__
 
 
 class OracleHarness(Harness):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from harnesses.base import Harness
+from tasks_lib.trial.harness_api import Harness
 from tasks_lib.errors import InputError
 
 
 def _factories() -> dict[str, type[Harness]]:
-    from harnesses.claude_code import ClaudeCodeHarness
-    from harnesses.codex import CodexHarness
-    from harnesses.opencode import OpencodeHarness
-    from harnesses.pi import PiHarness
+    from harnesses.cli.claude_code import ClaudeCodeHarness
+    from harnesses.cli.codex import CodexHarness
+    from harnesses.cli.opencode import OpencodeHarness
+    from harnesses.cli.pi import PiHarness
     from harnesses.reference import NopHarness, OracleHarness
 
     return {"oracle": OracleHarness, "nop": NopHarness, "codex": CodexHarness,

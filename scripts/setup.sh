@@ -5,7 +5,8 @@
 #
 #   1. docker.io (dockerd) and debootstrap installed
 #   2. a Docker engine answering (starts a detached dockerd if none)
-#   3. $REPO/.venv with `pip install -e '.[test]'` (redone when pyproject.toml changes)
+#   3. $REPO/.venv: the exact versions of requirements.lock (hash-checked), then tbflow itself
+#      editable (redone when pyproject.toml or requirements.lock changes)
 #   4. base image tbflow/base:bookworm (scripts/make-base-image.sh)
 #
 # Environment: DOCKER_HOST (if set: only check that engine answers),
@@ -115,19 +116,20 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(
   new_venv=1
 fi
 
-want="$(sha256sum "$REPO/pyproject.toml" | cut -d' ' -f1)"
+want="$(cat "$REPO/pyproject.toml" "$REPO/requirements.lock" | sha256sum | cut -d' ' -f1)"
 have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
 if [ "$new_venv" -eq 1 ] || [ "$want" != "$have_stamp" ]; then
-  if [ "$new_venv" -eq 1 ]; then why="new venv"; elif [ -n "$have_stamp" ]; then why="pyproject.toml changed"; else why="no install stamp"; fi
-  say "pip install -e '.[test]' ($why)"
+  if [ "$new_venv" -eq 1 ]; then why="new venv"; elif [ -n "$have_stamp" ]; then why="pyproject.toml or lock changed"; else why="no install stamp"; fi
+  say "pip install -r requirements.lock --require-hashes, then -e . ($why)"
   rm -f "$STAMP"
   # (the local pip mirror config makes pip warn about every absent index dir: drop that noise)
   set +e
-  (cd "$REPO" && "$VENV/bin/python" -m pip install -q -e '.[test]' </dev/null 2>&1) \
+  (cd "$REPO" && "$VENV/bin/python" -m pip install -q --require-hashes -r requirements.lock </dev/null 2>&1 \
+     && "$VENV/bin/python" -m pip install -q --no-deps -e . </dev/null 2>&1) \
     | { grep -v -e 'is ignored: it is neither a file nor a directory' >&2 || true; }
   rc=${PIPESTATUS[0]}
   set -e
-  [ "$rc" -eq 0 ] || die "pip install -e '.[test]' failed (exit $rc)"
+  [ "$rc" -eq 0 ] || die "pip install from requirements.lock failed (exit $rc)"
   printf '%s\n' "$want" >"$STAMP"
   say "venv ready"
 else

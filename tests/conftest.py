@@ -35,7 +35,7 @@ def _own_trial_history(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def docker_ready():
-    from tasks_lib.docker_client import get_client, preflight
+    from tasks_lib.container.docker_client import get_client, preflight
 
     preflight()
     get_client().images.get(BASE_IMAGE)  # raises ImageNotFound with a clear name
@@ -77,7 +77,7 @@ def _no_leftover_containers(request, tmp_path_factory):
         return
     import os
 
-    from tasks_lib.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
+    from tasks_lib.container.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
 
     base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
     left = [c for c in get_client().containers.list(all=True, filters={"label": LABEL_TRIAL})
@@ -97,7 +97,7 @@ def _remove_test_images():
     started = time.time()
     yield
     try:
-        from tasks_lib.docker_client import get_client
+        from tasks_lib.container.docker_client import get_client
 
         client = get_client()
         for image in client.images.list(filters={"label": "tbflow=1"}):
@@ -110,3 +110,12 @@ def _remove_test_images():
                     client.images.remove(tag, noprune=False)
     except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
         pass
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the Docker fixtures is a Docker test whether or not it says so, so the
+    quick lane (``-m "not docker"``) never starts one; tests that reach Docker another way (a
+    ``tbflow`` subprocess, the Docker CLI) carry ``pytestmark = pytest.mark.docker`` themselves."""
+    for item in items:
+        if {"docker_ready", "run_job"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.docker)

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from mock_model import MockModel
-from tasks_lib.model_gateway import ModelGateway, UpstreamConfig
+from tasks_lib.gateway.model_gateway import ModelGateway, UpstreamConfig
 
 OPENAI_KEY = "sk-proj-REALOPENAIKEY-1f2e3d4c5b6a79880"
 ANTHROPIC_KEY = "sk-ant-api03-REALANTHROPICKEY-0a9b8c7d6e5f"

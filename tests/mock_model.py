@@ -2,7 +2,7 @@
 
 Why it exists: harness and gateway tests need a model that behaves like the real APIs (SSE
 streams with usage, tool calls, error shapes) but answers instantly, offline and the same way
-every time. It follows research/agent-clis.md §6:
+every time. It follows docs/architecture.md §6:
 
 * Script, decided statelessly per request: a tool result in the history → the final text; else a
   shell tool is offered → one call to it running ``command``; else (a side call such as title

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tasks_lib.classify import classify
-from tasks_lib.job_store import JobStore, write_atomic
-from tasks_lib.records import (
+from tasks_lib.trial.classify import classify
+from tasks_lib.job.job_store import JobStore, write_atomic
+from tasks_lib.job.records import (
     AgentOutcome,
     JobRecord,
     StageError,

@@ -6,7 +6,7 @@ import tarfile
 
 import pytest
 
-from tasks_lib.archives import extract_checked, extract_subdirs_checked, pack
+from tasks_lib.container.archives import extract_checked, extract_subdirs_checked, pack
 from tasks_lib.errors import UnsafeArchiveError
 
 

@@ -4,9 +4,9 @@ after the flow is gone; it must remove that job's containers (by label) and noth
 import types
 
 from flows.job_flow import _cleanup_hook
-from tasks_lib.docker_client import LABEL_FLOW_RUN, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL
-from tasks_lib.job_store import JobStore
-from tasks_lib.records import JobRecord
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL
+from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.records import JobRecord
 
 
 def test_hook_removes_only_this_jobs_containers(docker_ready, tmp_path):

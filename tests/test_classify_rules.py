@@ -1,7 +1,7 @@
-"""The validity rules of DESIGN.md §3, one case each."""
+"""The validity rules of docs/architecture.md §3, one case each."""
 
-from tasks_lib.classify import classify
-from tasks_lib.records import AgentOutcome, StageError, Usage, VerifierOutcome
+from tasks_lib.trial.classify import classify
+from tasks_lib.job.records import AgentOutcome, StageError, Usage, VerifierOutcome
 
 
 def agent(tokens=0, timed_out=False, exit_code=0):

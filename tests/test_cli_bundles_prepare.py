@@ -24,16 +24,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from harnesses.base import ModelAccess, PreparedHarness
-from harnesses.claude_code import ClaudeCodeHarness
-from harnesses.cli_harness import TOKEN_ENV, CliHarness
-from harnesses.codex import CodexHarness
-from harnesses.node_runtime import NODE_VERSION
-from harnesses.opencode import OpencodeHarness
-from harnesses.pi import CLI_JS, PiHarness
+from tasks_lib.trial.harness_api import ModelAccess, PreparedHarness
+from harnesses.cli.claude_code import ClaudeCodeHarness
+from harnesses.cli.cli_harness import TOKEN_ENV, CliHarness
+from harnesses.cli.codex import CodexHarness
+from harnesses.bundles.node_runtime import NODE_VERSION
+from harnesses.cli.opencode import OpencodeHarness
+from harnesses.cli.pi import CLI_JS, PiHarness
 from mock_model import MockModel
 from task_factory import make_task
-from tasks_lib.task_loader import load_task
+from tasks_lib.job.task_loader import load_task
 
 HARNESSES = [CodexHarness, OpencodeHarness, PiHarness, ClaudeCodeHarness]
 TOKEN = "tbflow-trial-token-7f3a"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from flows.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "tasks"
@@ -57,7 +57,7 @@ def test_python_callers_get_the_same_checks():
 
 def test_docker_missing_gives_one_clear_line(tmp_path):
     env = dict(os.environ, DOCKER_HOST=f"unix://{tmp_path}/no-docker.sock")
-    res = subprocess.run([sys.executable, "-m", "flows.cli", "run", str(EXAMPLES), "--jobs-dir", str(tmp_path / "jobs")],
+    res = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(EXAMPLES), "--jobs-dir", str(tmp_path / "jobs")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert "cannot reach the Docker engine" in res.stderr

@@ -22,7 +22,9 @@ def _own_history(tmp_path, monkeypatch):
 def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path):
     ds = tmp_path / "ds"
     marker = f"ahead-marker-{tmp_path.name}"
-    make_task(ds, "a-cold", dockerfile=f"FROM tbflow/base:bookworm\nRUN echo {marker} > /marker && sleep 3\n",
+    # COPY, not RUN: a build that needs no container (and no bridge network) is still a real build
+    make_task(ds, "a-cold", dockerfile=f"FROM tbflow/base:bookworm\nCOPY marker /marker\nLABEL tbflow.test={marker}\n",
+              env_files={"marker": marker},
               solve="touch /tmp/solved\n", check="grep -q ahead-marker /marker && [ -f /tmp/solved ]",
               extra_toml="\n[metadata]\nestimated_duration_sec = 100\n")
     make_task(ds, "b-warm", extra_toml=PRESENT_IMAGE + "\n[metadata]\nestimated_duration_sec = 10\n")
@@ -50,7 +52,7 @@ def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path):
 def test_failed_ahead_build_is_invalid_environment_for_each_trial(run_job, tmp_path):
     ds = tmp_path / "ds"
     marker = f"ahead-fail-{tmp_path.name}"
-    make_task(ds, "bad", dockerfile=f"FROM tbflow/base:bookworm\nRUN echo {marker} && exit 3\n")
+    make_task(ds, "bad", dockerfile=f"FROM tbflow/base:bookworm\nCOPY {marker} /nowhere\n")  # no such file
     result = run_job(ds, harnesses=["oracle", "nop"], env_retries=1)
     assert len(result.records) == 2
     for r in result.records:

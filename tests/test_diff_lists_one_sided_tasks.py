@@ -4,10 +4,10 @@ import typer
 from report_fixtures import make_job, make_trial, write_job_dir
 from typer.testing import CliRunner
 
-from flows.report_cli import register
-from tasks_lib.job_diff import diff_jobs
-from tasks_lib.render_diff import render_diff
-from tasks_lib.results_model import load_results
+from flows.cli.report_cli import register
+from tasks_lib.report.job_diff import diff_jobs
+from tasks_lib.report.render_diff import render_diff
+from tasks_lib.report.results_build import load_results
 
 
 def _jobs(tmp_path):

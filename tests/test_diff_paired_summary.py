@@ -4,9 +4,9 @@ import pytest
 from report_fixtures import make_job, make_trial, write_job_dir
 
 from tasks_lib.errors import InputError
-from tasks_lib.job_diff import diff_jobs
-from tasks_lib.render_diff import render_diff
-from tasks_lib.results_model import load_results
+from tasks_lib.report.job_diff import diff_jobs
+from tasks_lib.report.render_diff import render_diff
+from tasks_lib.report.results_build import load_results
 
 
 def test_two_harnesses_paired_over_shared_scored_tasks(tmp_path):

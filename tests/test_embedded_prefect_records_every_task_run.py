@@ -23,7 +23,7 @@ def test_every_task_run_is_recorded_completed_after_the_process_exits(docker_rea
     home = tmp_path / "prefect-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(home)
-    out = subprocess.run([sys.executable, "-m", "flows.cli", "run", str(ds), "--harness", "oracle",
+    out = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--harness", "oracle",
                           "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "j"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

@@ -6,7 +6,7 @@ import uuid
 
 from task_factory import make_task, record_of
 
-import tasks_lib.images as images
+import tasks_lib.trial.images as images
 from flows.trial_flow import _retry_environment_only
 from tasks_lib.errors import ImageBuildError
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from harnesses.claude_code import ClaudeCodeHarness
-from harnesses.codex import CodexHarness
-from harnesses.npm_bundle import NpmPackage, PackageFetchError, VersionPinError, check_exact_version
-from harnesses.opencode import OpencodeHarness
-from harnesses.pi import PiHarness
+from harnesses.cli.claude_code import ClaudeCodeHarness
+from harnesses.cli.codex import CodexHarness
+from harnesses.bundles.npm_bundle import NpmPackage, PackageFetchError, VersionPinError, check_exact_version
+from harnesses.cli.opencode import OpencodeHarness
+from harnesses.cli.pi import PiHarness
 from tasks_lib.errors import HarnessSetupError
 
 HARNESSES = [CodexHarness, OpencodeHarness, PiHarness, ClaudeCodeHarness]

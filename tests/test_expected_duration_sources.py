@@ -4,9 +4,9 @@ its agent timeout; a value that is not a positive number is skipped, and ties ke
 
 from pathlib import Path
 
-from tasks_lib.records import TrialSpec
-from tasks_lib.task_model import Task, TaskConfig
-from tasks_lib.trial_order import expected_duration, order_trials
+from tasks_lib.job.records import TrialSpec
+from tasks_lib.job.task_model import Task, TaskConfig
+from tasks_lib.job.trial_order import expected_duration, order_trials
 
 
 def _task(name: str, metadata: dict, timeout: float = 600) -> Task:

@@ -30,7 +30,7 @@ def test_episode_through_gateway_is_forwarded_and_counted(rig, api, stream):
 
     seen = rig.mock.requests
     assert [r["reply"] for r in seen] == ["tool", "final"]
-    for request, turn in zip(seen, ["tool", "final"]):
+    for request, turn in zip(seen, ["tool", "final"], strict=True):
         headers = request["headers"]
         assert token not in json.dumps(headers)
         if api.family == "anthropic":
@@ -124,6 +124,6 @@ def test_unregister_returns_final_usage_and_forgets_the_trial(rig):
         client.post(APIS[1].path, headers=APIS[1].headers(token), json=APIS[1].body("final", False))
     final = rig.gateway.unregister_trial("t")
     assert (final.requests, final.input_tokens, final.output_tokens) == (1, 160, 5)
-    from tasks_lib.model_gateway import GatewayError
+    from tasks_lib.gateway.model_gateway import GatewayError
     with pytest.raises(GatewayError, match="no trial 't'"):
         rig.gateway.usage("t")

@@ -6,7 +6,7 @@ import json
 import socket
 
 from gateway_helpers import ANTHROPIC_KEY, APIS, OPENAI_KEY, make_rig
-from tasks_lib.model_gateway import ModelGateway, UpstreamConfig
+from tasks_lib.gateway.model_gateway import ModelGateway, UpstreamConfig
 
 KEYS = (OPENAI_KEY, ANTHROPIC_KEY)
 

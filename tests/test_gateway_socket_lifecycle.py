@@ -10,8 +10,8 @@ import pytest
 
 from gateway_helpers import APIS
 from mock_model import MockModel
-from tasks_lib.model_gateway import GatewayError, ModelGateway, UpstreamConfig
-from tasks_lib.gateway_config import GatewayConfigError
+from tasks_lib.gateway.model_gateway import GatewayError, ModelGateway, UpstreamConfig
+from tasks_lib.gateway.gateway_config import GatewayConfigError
 
 
 @pytest.fixture(scope="module")

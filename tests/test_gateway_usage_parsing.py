@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tasks_lib.gateway_usage import SseUsageParser, TokenCount, usage_from_json
+from tasks_lib.gateway.gateway_usage import SseUsageParser, TokenCount, usage_from_json
 
 
 def sse(*events, chat=False) -> bytes:

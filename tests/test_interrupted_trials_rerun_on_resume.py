@@ -14,7 +14,7 @@ import pytest
 
 from task_factory import make_task, record_of
 
-from tasks_lib.docker_client import LABEL_JOB, LABEL_TRIAL
+from tasks_lib.container.docker_client import LABEL_JOB, LABEL_TRIAL
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"
@@ -54,8 +54,9 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     overrides = {k: v.format(nonce=uuid.uuid4().hex) if isinstance(v, str) else v for k, v in overrides.items()}
     make_task(ds, "b-slow", **overrides)
     jobs = tmp_path / "jobs"
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(ds), "--jobs-dir", str(jobs),
-                             "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
+                             "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT,
                             text=True)
     trial_dir = jobs / "j" / "trials" / SLOW
     try:

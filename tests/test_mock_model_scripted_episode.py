@@ -11,7 +11,7 @@ import pytest
 
 from gateway_helpers import APIS
 from mock_model import MockModel, USAGE, decide
-from tasks_lib.gateway_usage import SseUsageParser, TokenCount, usage_from_json
+from tasks_lib.gateway.gateway_usage import SseUsageParser, TokenCount, usage_from_json
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from concurrently import call_concurrently
-from harnesses import npm_bundle
-from harnesses.bundle_cache import build_atomically, read_valid
-from harnesses.npm_bundle import (IntegrityMismatchError, NpmCommandError, NpmPackage, NpmUnavailableError,
+from harnesses.bundles import npm_bundle
+from harnesses.bundles.bundle_cache import build_atomically, read_valid
+from harnesses.bundles.npm_bundle import (IntegrityMismatchError, NpmCommandError, NpmPackage, NpmUnavailableError,
                                   UnsafePackageError, fetch_package, provenance, verify_tarball)
 
 IS_NUMBER = NpmPackage("is-number", "7.0.0")

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from concurrently import call_concurrently
-from tasks_lib.relay_build import RELAY_NAME, RELAY_SOURCE, RelayBuildError, ensure_relay_binary, source_digest
+from tasks_lib.gateway.relay_build import RELAY_NAME, RELAY_SOURCE, RelayBuildError, ensure_relay_binary, source_digest
 
 
 def _program_header_types(elf: bytes) -> list[int]:

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import BASE_IMAGE
 from gateway_helpers import APIS, COMMAND, FINAL_TEXT, OPENAI_KEY, make_rig
-from tasks_lib.archives import pack
-from tasks_lib.relay_build import GATEWAY_CONTAINER_DIR, RELAY_CONTAINER_DIR, RELAY_NAME, ensure_relay_binary
+from tasks_lib.container.archives import pack
+from tasks_lib.gateway.relay_build import GATEWAY_CONTAINER_DIR, RELAY_CONTAINER_DIR, RELAY_NAME, ensure_relay_binary
 
 pytestmark = pytest.mark.docker
 

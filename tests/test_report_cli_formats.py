@@ -7,7 +7,7 @@ import typer
 from report_fixtures import make_job, make_trial, write_job_dir
 from typer.testing import CliRunner
 
-from flows.report_cli import register
+from flows.cli.report_cli import register
 
 
 def _app():

@@ -2,9 +2,9 @@
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.records import Usage
-from tasks_lib.render_markdown import render_markdown
-from tasks_lib.results_model import load_results
+from tasks_lib.job.records import Usage
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.results_build import load_results
 
 
 def _summary_row(md: str, harness: str) -> list[str]:

@@ -2,9 +2,9 @@
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.md_format import code, md
-from tasks_lib.render_markdown import render_markdown
-from tasks_lib.results_model import load_results
+from tasks_lib.report.md_format import code, md
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.results_build import load_results
 
 NASTY = "<details><script>x</script> & | `tick` *bold* [link](http://x) \x1b[31mred\x1b[0m \x00 ünïcødé ✓\nsecond line"
 

@@ -5,9 +5,9 @@ import typer
 from report_fixtures import make_job, make_trial, write_job_dir
 from typer.testing import CliRunner
 
-from flows.report_cli import normalize_optional_value, register
+from flows.cli.report_cli import normalize_optional_value, register
 from tasks_lib.errors import InputError
-from tasks_lib.invalid_gate import check, parse_threshold
+from tasks_lib.report.invalid_gate import check, parse_threshold
 
 
 @pytest.fixture(scope="module")

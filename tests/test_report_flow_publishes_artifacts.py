@@ -6,7 +6,7 @@ import os
 from report_fixtures import make_job, make_trial, write_job_dir
 
 from flows.report_flow import artifact_key, report_flow, trial_table
-from tasks_lib.results_model import load_results
+from tasks_lib.report.results_build import load_results
 
 
 def test_artifact_keys_are_valid_slugs():

@@ -2,9 +2,9 @@
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.records import TaskProblemRecord
-from tasks_lib.render_markdown import render_markdown
-from tasks_lib.results_model import load_results
+from tasks_lib.job.records import TaskProblemRecord
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.results_build import load_results
 
 
 def test_each_invalid_kind_listed_with_reason_and_evidence(tmp_path):

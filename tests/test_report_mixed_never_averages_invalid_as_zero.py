@@ -2,8 +2,8 @@
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.render_markdown import render_markdown
-from tasks_lib.results_model import load_results
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.results_build import load_results
 
 
 def test_mean_is_over_scored_trials_only(tmp_path):

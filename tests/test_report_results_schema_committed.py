@@ -5,8 +5,8 @@ from pathlib import Path
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.report_files import write_reports
-from tasks_lib.results_model import RESULTS_SCHEMA_VERSION, Results, schema_text
+from tasks_lib.report.report_files import write_reports
+from tasks_lib.report.results_model import RESULTS_SCHEMA_VERSION, Results, schema_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_committed_schema_matches_the_model():
     committed = (ROOT / "docs" / "results.schema.json").read_text(encoding="utf-8")
     assert committed == schema_text(), (
-        "docs/results.schema.json is stale: run `python -m tasks_lib.results_model > docs/results.schema.json` "
+        "docs/results.schema.json is stale: run `python -m tasks_lib.report.results_model > docs/results.schema.json` "
         "and bump RESULTS_SCHEMA_VERSION if the change is incompatible")
     schema = json.loads(committed)
     assert f"schema_version {RESULTS_SCHEMA_VERSION}" in schema["title"]

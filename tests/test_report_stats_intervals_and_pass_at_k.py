@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from tasks_lib.stats import mean_interval, mean_pass_at_k, pass_at_k, sign_test, t_interval, t_quantile, wilson
+from tasks_lib.report.stats import mean_interval, mean_pass_at_k, pass_at_k, sign_test, t_interval, t_quantile, wilson
 
 
 @pytest.mark.parametrize("df,expected", [(1, 12.706), (2, 4.303), (5, 2.571), (9, 2.262), (30, 2.042), (120, 1.980)])

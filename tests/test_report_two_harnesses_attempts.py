@@ -4,10 +4,10 @@ import xml.etree.ElementTree as ET
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.render_junit import render_junit
-from tasks_lib.render_markdown import render_markdown
-from tasks_lib.results_model import load_results
-from tasks_lib.stats import pass_at_k
+from tasks_lib.report.render_junit import render_junit
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.results_build import load_results
+from tasks_lib.report.stats import pass_at_k
 
 
 def _job(tmp_path):

@@ -4,11 +4,11 @@ import xml.etree.ElementTree as ET
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.records import TaskProblemRecord
-from tasks_lib.render_junit import render_junit
-from tasks_lib.render_markdown import render_markdown
-from tasks_lib.report_files import write_reports
-from tasks_lib.results_model import load_results
+from tasks_lib.job.records import TaskProblemRecord
+from tasks_lib.report.render_junit import render_junit
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.report_files import write_reports
+from tasks_lib.report.results_build import load_results
 
 
 def test_all_invalid_job_has_no_mean_and_says_why(tmp_path):

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from task_factory import make_task, record_of
 
-from flows.cli import app
+from flows.cli.main import app
 
 
 def test_rerun_invalid_of_one_kind_keeps_earlier_tries(run_job, tmp_path):

@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 
 from task_factory import make_task
 
-from flows.cli import app
-from tasks_lib.job_identity import compute_identity, identity_changes
+from flows.cli.main import app
+from tasks_lib.job.job_identity import compute_identity, identity_changes
 
 
 def _ran(tmp_path, ds):
@@ -92,10 +92,10 @@ def test_same_identity_resumes_and_keeps_records(run_job, tmp_path, docker_ready
 
 def test_cli_adapter_identity_covers_shared_modules_but_not_other_clis():
     from harnesses.registry import get_harness
-    from tasks_lib.job_identity import adapter_files
+    from tasks_lib.job.job_identity import adapter_files
 
     codex = adapter_files(get_harness("codex"))
-    assert {"harnesses/codex.py", "harnesses/usage_parsers.py", "harnesses/cli_harness.py",
-            "harnesses/npm_bundle.py", "harnesses/base.py"} <= set(codex)
-    assert "harnesses/pi.py" not in codex and "harnesses/reference.py" not in codex
-    assert set(adapter_files(get_harness("oracle"))) == {"harnesses/reference.py", "harnesses/base.py"}
+    assert {"harnesses/cli/codex.py", "harnesses/cli/usage_parsers.py", "harnesses/cli/cli_harness.py",
+            "harnesses/bundles/npm_bundle.py", "tasks_lib/trial/harness_api.py"} <= set(codex)
+    assert "harnesses/cli/pi.py" not in codex and "harnesses/reference.py" not in codex
+    assert set(adapter_files(get_harness("oracle"))) == {"harnesses/reference.py", "tasks_lib/trial/harness_api.py"}

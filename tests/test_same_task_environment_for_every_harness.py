@@ -41,7 +41,7 @@ def test_probe_sees_the_same_environment_under_every_harness(run_job, tmp_path, 
     assert "HOME=/root" in reference and "IMAGE_MARKER=from-image" in reference
     assert "TASK_MARKER=from-task-toml" in reference
     assert "PATH=/opt/task-tools/bin:/usr/local/bin:/usr/bin:/bin" in reference
-    for h, lines in seen.items():
+    for lines in seen.values():
         assert [_task_owned(line) for line in lines] == reference, json.dumps(seen, indent=1)
 
 

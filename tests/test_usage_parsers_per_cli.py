@@ -1,4 +1,4 @@
-"""Usage and failure lines per agent CLI, from its own event log (research/agent-clis.md §3, §5).
+"""Usage and failure lines per agent CLI, from its own event log (docs/architecture.md §5).
 
 The lines are the ones the research recorded (its elided ``…`` fields filled in from the same
 CLI versions run against the mock model), so a parser that drifts from what the CLIs really
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harnesses import usage_parsers as up
-from harnesses.claude_code import ClaudeCodeHarness
-from harnesses.codex import CodexHarness
-from harnesses.opencode import OpencodeHarness
-from harnesses.pi import PiHarness
+from harnesses.cli import usage_parsers as up
+from harnesses.cli.claude_code import ClaudeCodeHarness
+from harnesses.cli.codex import CodexHarness
+from harnesses.cli.opencode import OpencodeHarness
+from harnesses.cli.pi import PiHarness
 
 # --- codex 0.169.0 (agent-clis.md §3.1, verbatim) ---------------------------------------------
 CODEX_OK = [

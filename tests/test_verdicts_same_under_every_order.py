@@ -28,7 +28,7 @@ def test_every_order_gives_the_same_right_verdicts(run_job, tmp_path):
     make_task(ds, "solvable", solve="echo ok > /app/out.txt\n", check="[ -f /app/out.txt ]",
               extra_toml="\n[metadata]\nestimated_duration_sec = 30\n")
     make_task(ds, "no-reward", test_sh="#!/bin/bash\necho no reward written\n")
-    failing = f"FROM tbflow/base:bookworm\nRUN echo order-marker-{tmp_path.name} && exit 3\n"
+    failing = f"FROM tbflow/base:bookworm\nCOPY order-marker-{tmp_path.name} /nowhere\n"  # no such file
     make_task(ds, "bad-build", dockerfile=failing,
               extra_toml="\n[metadata]\nexpert_time_estimate_min = 0.2\n")
     verdicts = {}

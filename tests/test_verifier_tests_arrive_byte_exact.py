@@ -12,7 +12,7 @@ import hashlib
 import os
 
 from task_factory import make_task, record_of
-from tasks_lib.inline_files import inline_tree
+from tasks_lib.container.inline_files import inline_tree
 
 ALL_BYTES = bytes(range(256)) * 2 + b"\\c %b %% \\0101 \\n\n"
 

@@ -1,0 +1,1 @@
+"""The `tbflow` command line: options, console output, progress, and the report/diff commands."""

@@ -1,0 +1,79 @@
+"""What the CLI shows: a live progress bar while the job runs, then the trial table and summary.
+
+Invalid trials are shown with their kind and reason and are never part of the mean.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from flows.cli.progress import describe
+from tasks_lib.job.records import TrialOrder, TrialRecord
+from tasks_lib.job.trial_order import describe_order
+
+ORDER_LINES = 12
+console = Console(stderr=True)
+out = Console()
+
+
+class RichProgress:
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        console.print(f"[bold]tbflow[/bold] job {job_dir}: {total} trials"
+                      + (f" ({already_done} already recorded, kept)" if already_done else ""))
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), console=console, transient=True)
+        self._progress.start()
+        self._task = self._progress.add_task("trials", total=total, completed=already_done)
+
+    def order_planned(self, order: TrialOrder) -> None:
+        """The start order, first ``ORDER_LINES`` trials (all of it is in job.json)."""
+        target = self._progress.console if self._progress is not None else console
+        target.print("\n".join(describe_order(order, ORDER_LINES)), markup=False, highlight=False)
+
+    def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.console.print("  " + describe(record), markup=False, highlight=False)
+            self._progress.update(self._task, completed=done)
+
+    def trial_interrupted(self, trial_id: str, message: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(f"  {trial_id}: not recorded ({message})", markup=False)
+
+    def job_finished(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def print_results(result) -> None:
+    records: list[TrialRecord] = result.records
+    table = Table(title=f"job {result.job_name}", show_lines=False)
+    for col in ("task", "harness", "attempt", "status", "reward / invalid reason", "duration"):
+        table.add_column(col, overflow="fold")
+    for r in records:
+        v = r.validity
+        detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind}: {(v.reason or '').splitlines()[0][:160]}"
+        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt),
+                      "[green]scored[/green]" if v.status == "scored" else "[red]invalid[/red]",
+                      detail, f"{r.duration_sec:.1f}s")
+    out.print(table)
+    scored = [r.validity.reward or 0.0 for r in records if r.validity.status == "scored"]
+    kinds = Counter(r.validity.kind for r in records if r.validity.status == "invalid")
+    invalid = sum(kinds.values())
+    by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) if kinds else "none"
+    mean = f"{sum(scored) / len(scored):.3f}" if scored else "n/a (no scored trials)"
+    out.print(f"scored: {len(scored)}   invalid: {invalid} ({by_kind})   mean reward over scored: {mean}")
+    for p in result.task_problems:
+        out.print(f"[yellow]task not loaded[/yellow] {p.name}: {p.where}: {p.message}", markup=True)
+    if result.unfinished:
+        out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
+                  f"--job-name {result.job_name} to finish them)")
+    out.print(f"job directory: {result.job_dir} (report.md, junit.xml, results.json)")

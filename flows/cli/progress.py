@@ -1,0 +1,61 @@
+"""Progress of a running job, for whoever is watching.
+
+The job flow reports each finished trial here. By default that goes to the Prefect run logger
+(visible in the UI and in a worker's output); the CLI installs a Rich progress bar instead.
+A listener lives in-process because flow parameters must stay plain data for deployments.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from tasks_lib.job.records import TrialOrder, TrialRecord
+from tasks_lib.job.trial_order import describe_order
+
+
+class ProgressListener(Protocol):
+    def job_started(self, job_dir: str, total: int, already_done: int) -> None: ...
+    def order_planned(self, order: TrialOrder) -> None: ...
+    def trial_finished(self, record: TrialRecord, done: int, total: int) -> None: ...
+    def trial_interrupted(self, trial_id: str, message: str) -> None: ...
+    def job_finished(self) -> None: ...
+
+
+def describe(record: TrialRecord) -> str:
+    v = record.validity
+    verdict = f"scored {v.reward:g}" if v.status == "scored" else f"invalid: {v.kind} ({v.reason})"
+    return f"{record.spec.task_name} {record.spec.harness}#{record.spec.attempt}: {verdict} [{record.duration_sec:.1f}s]"
+
+
+class LogListener:
+    """Default listener: one log line per trial through Prefect's run logger."""
+
+    def __init__(self, logger) -> None:
+        self.log = logger
+
+    def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        self.log.info("job %s: %d trials (%d already recorded)", job_dir, total, already_done)
+
+    def order_planned(self, order: TrialOrder) -> None:
+        self.log.info("%s", "\n".join(describe_order(order)))
+
+    def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
+        self.log.info("[%d/%d] %s", done, total, describe(record))
+
+    def trial_interrupted(self, trial_id: str, message: str) -> None:
+        self.log.warning("%s: not recorded (%s)", trial_id, message)
+
+    def job_finished(self) -> None:
+        pass
+
+
+_listener: ProgressListener | None = None
+
+
+def set_listener(listener: ProgressListener | None) -> None:
+    global _listener
+    _listener = listener
+
+
+def get_listener(logger) -> ProgressListener:
+    return _listener or LogListener(logger)

@@ -1,0 +1,139 @@
+"""``tbflow report`` and ``tbflow diff``: reports from records alone (no Docker, no Prefect).
+
+``register(app)`` adds both commands to the main Typer app. Exit codes: 0 ok; 1 when
+``--fail-on-invalid`` trips (the reason is printed); 2 for bad input (not a job directory, a bad
+threshold, an unknown harness), as one line naming the flag or path, never a traceback.
+
+``--fail-on-invalid`` takes an *optional* value, which Typer cannot declare: the command class
+below rewrites a bare ``--fail-on-invalid`` to ``--fail-on-invalid=any`` before parsing, unless
+the next word is itself a threshold (``5``, ``10%``, ``any``), so ``--fail-on-invalid``,
+``--fail-on-invalid=5``, ``--fail-on-invalid 5`` and ``--fail-on-invalid=10%`` all work, before or
+after JOB_DIR.
+
+No ``from __future__ import annotations`` here: Typer reads the annotations at runtime.
+"""
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from flows.cli.cli_options import normalize_optional_value as _normalize
+from flows.cli.cli_options import optional_value_command
+
+from tasks_lib.errors import InputError
+from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
+from tasks_lib.report.job_diff import diff_jobs
+from tasks_lib.report.render_diff import render_diff
+from tasks_lib.report.render_junit import render_junit
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.report_files import render_results_json, write_reports
+from tasks_lib.report.results_model import Results
+from tasks_lib.report.results_build import load_results
+
+
+class ReportFormat(str, Enum):
+    md = "md"
+    junit = "junit"
+    json = "json"
+
+
+class DiffFormat(str, Enum):
+    md = "md"
+    json = "json"
+
+
+def normalize_optional_value(args: list[str], flag: str = FLAG) -> list[str]:
+    """Give a bare ``flag`` the value ``any`` unless the next word is a threshold."""
+    return _normalize(args, flag, "any", looks_like_threshold)
+
+
+_OptionalValueCommand = optional_value_command(FLAG, "any", looks_like_threshold)
+
+
+def _input_error(exc: InputError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(2)
+
+
+def plain_summary(results: Results) -> str:
+    """A few plain lines for the terminal when no format was asked for."""
+    job = results.job
+    lines = [f"{job.job_name}: {results.total_trials} trials, {results.total_scored} scored, "
+             f"{results.total_invalid} invalid"]
+    for s in results.summaries:
+        if s.scored == 0:
+            lines.append(f"  {s.harness}: no scored trial ({s.invalid} invalid); no mean reward")
+            continue
+        ci = (f" (95% CI {s.reward_interval.low:.3f}-{s.reward_interval.high:.3f})" if s.reward_interval else "")
+        lines.append(f"  {s.harness}: mean reward {s.mean_reward:.3f}{ci} over {s.scored} scored; "
+                     f"{s.passed} passed, {s.invalid} invalid")
+    if results.task_problems:
+        lines.append(f"  {len(results.task_problems)} task(s) could not be loaded")
+    if results.missing_trial_ids:
+        lines.append(f"  {len(results.missing_trial_ids)} planned trial(s) have no record (interrupted or not run)")
+    return "\n".join(lines)
+
+
+def report(
+    job_dir: Path = typer.Argument(..., help="The job directory (holds job.json).", show_default=False),
+    format: ReportFormat | None = typer.Option(
+        None, "--format", "-f", help="Print this rendering to stdout (md = the Markdown report)."),
+    fail_on_invalid: str | None = typer.Option(
+        None, FLAG, metavar="[=N|=P%]",
+        help="Exit 1 when invalid trials exceed a threshold: bare = any invalid trial; =N more than N; "
+             "=P% more than P percent of recorded trials."),
+    write: bool = typer.Option(True, "--write/--no-write",
+                               help="Write report.md, junit.xml and results.json into the job directory."),
+) -> None:
+    """Re-render a job's reports from its records (no Docker needed)."""
+    try:
+        threshold = parse_threshold(fail_on_invalid) if fail_on_invalid is not None else None
+        results = load_results(job_dir)
+        if write:
+            write_reports(job_dir, results)
+    except InputError as exc:
+        raise _input_error(exc) from None
+    if format is ReportFormat.md:
+        typer.echo(render_markdown(results), nl=False)
+    elif format is ReportFormat.junit:
+        typer.echo(render_junit(results), nl=False)
+    elif format is ReportFormat.json:
+        typer.echo(render_results_json(results), nl=False)
+    else:
+        typer.echo(plain_summary(results))
+        if write:
+            typer.echo(f"wrote report.md, junit.xml and results.json in {job_dir}")
+    if threshold is not None:
+        gate = check(threshold, results.total_invalid, results.total_trials)
+        typer.echo(("FAIL: " if gate.tripped else "ok: ") + gate.message, err=True)
+        if gate.tripped:
+            raise typer.Exit(1)
+
+
+def diff(
+    job_a: Path = typer.Argument(..., help="Job A (the baseline).", show_default=False),
+    job_b: Path = typer.Argument(..., help="Job B (compared with A).", show_default=False),
+    harness_a: str | None = typer.Option(None, "--harness-a", help="Harness of job A to compare."),
+    harness_b: str | None = typer.Option(None, "--harness-b", help="Harness of job B to compare."),
+    format: DiffFormat = typer.Option(DiffFormat.md, "--format", "-f", help="md (default) or json."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Also write the diff to this file."),
+) -> None:
+    """Compare two jobs task by task: status, reward and invalid counts, plus a paired summary."""
+    try:
+        d = diff_jobs(load_results(job_a), load_results(job_b), harness_a, harness_b)
+    except InputError as exc:
+        raise _input_error(exc) from None
+    text = render_diff(d) if format is DiffFormat.md else d.model_dump_json(indent=2) + "\n"
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise _input_error(InputError("--output", f"cannot write {output}: {exc.strerror or exc}")) from None
+    typer.echo(text, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` and ``diff`` to ``app``."""
+    app.command("report", cls=_OptionalValueCommand)(report)
+    app.command("diff")(diff)

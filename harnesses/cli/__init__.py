@@ -1,0 +1,1 @@
+"""Adapters for the agent CLIs (codex, opencode, pi, claude-code) and the parsers of their event logs."""

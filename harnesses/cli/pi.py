@@ -1,0 +1,136 @@
+"""The pi harness (``@mariozechner/pi-coding-agent``), headless via ``pi -p --mode json``.
+
+pi is a Node program, not a single executable, so its bundle is its whole ``node_modules`` tree
+(≈ 188 packages, ≈ 204 MB) plus a pinned Node runtime (``node_runtime``) at ``node/bin/node``.
+
+The tree comes from ``npm install --ignore-scripts`` (no install scripts run on the host) for
+linux/x64/glibc. tbflow checks the top package's integrity against its pin itself; npm checks
+every tarball of the tree against the integrity in the registry's metadata, the same source
+``npm view`` would give, so a corrupted download cannot land. What it does *not* give is a
+frozen tree: pi's own dependencies are ranges, so a cache miss on another day may resolve newer
+patch releases. The resolved tree (each package's version and integrity) is therefore recorded,
+as a digest, in the bundle's provenance; the cache keeps the first tree resolved.
+
+Per trial, ``models.json`` (the gateway as an ``openai-completions`` provider whose ``apiKey``
+names the token's environment variable, not the token) is written into ``PI_CODING_AGENT_DIR``
+by an ``sh -c`` prelude: pi reads no provider URL from its environment. Beware: pi exits 0 after
+a 401 in JSON mode, which is why validity is judged by usage (``usage_parsers.pi_usage``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
+from tasks_lib.job.task_model import Task
+
+from harnesses.cli import usage_parsers
+from harnesses.bundles.bundle_cache import cache_root
+from harnesses.cli.cli_harness import (PROVIDER_ID, TOKEN_ENV, CliHarness, UnsupportedPlatformError, assemble_bundle,
+                          link_or_copy, sh_prelude, v1_url)
+from harnesses.bundles.node_runtime import node_provenance, node_runtime, target_machine
+from harnesses.bundles.npm_bundle import (BundleProvenance, IntegrityMismatchError, NpmPackage, PackageFetchError,
+                         registry_integrity, run_npm)
+
+PACKAGE = "@mariozechner/pi-coding-agent"
+CLI_JS = f"node_modules/{PACKAGE}/dist/cli.js"
+#: npm's --os/--cpu/--libc for the container, per host machine
+NPM_PLATFORM = {"x86_64": ["--os", "linux", "--cpu", "x64", "--libc", "glibc"]}
+CONTEXT_TOKENS = 200_000
+OUTPUT_TOKENS = 32_000
+
+
+def prompt_arg(instruction: str) -> str:
+    """The instruction as pi's positional message argument.
+
+    pi's argument parser has no ``--``: an argument starting with ``-`` is taken as a flag and
+    one starting with ``@`` as a file to attach. Such an instruction gets one leading space.
+    """
+    return " " + instruction if instruction.startswith(("-", "@")) else instruction
+
+
+class PiHarness(CliHarness):
+    name = "pi"
+    cli = "pi"
+    version = "0.73.1"
+    wire_api = "openai-chat"
+    integrity = "sha512-gXQh3SaZmWTfVMc4Ao5+LGbVeKvzyO7tolok0nLsZgq9nGjZx/EEU3NM8C+qUnB4Nvs2rswG5qOVgLzQkq0fHQ=="
+    usage_from_log = staticmethod(usage_parsers.pi_usage)
+    error_from_log = staticmethod(usage_parsers.pi_error)
+
+    def package(self) -> NpmPackage:
+        return NpmPackage(PACKAGE, self.version, integrity=self.integrity if self.uses_pinned_version else None,
+                          harness=self.name)
+
+    def bundle(self) -> tuple[Path, list[BundleProvenance]]:
+        machine = target_machine()
+        if machine not in NPM_PLATFORM:
+            raise UnsupportedPlatformError(f"harness {self.name}: no pinned platform for machine {machine!r}")
+        pkg = self.package()
+        integrity = pkg.integrity or registry_integrity(pkg, cache_root())
+        top = BundleProvenance(name=PACKAGE, version=self.version, integrity=integrity, source="npm")
+        node_dir = node_runtime(machine)
+        return assemble_bundle(self.name, self.version, [top, node_provenance(machine)],
+                               lambda tmp: self._fill(tmp, pkg, integrity, node_dir, NPM_PLATFORM[machine]))
+
+    def _fill(self, tmp: Path, pkg: NpmPackage, integrity: str, node_dir: Path,
+              platform_flags: list[str]) -> list[BundleProvenance]:
+        run_npm(["install", "--prefix", str(tmp), "--ignore-scripts", "--no-audit", "--no-fund", "--no-save",
+                 "--no-bin-links", "--loglevel", "error", *platform_flags, pkg.spec], tmp, f"installing {pkg.spec}")
+        tree = self._check_tree(tmp, integrity)
+        link_or_copy(node_dir / "bin" / "node", tmp / "node" / "bin" / "node")
+        self._check_runs(tmp)
+        digest = hashlib.sha256("\n".join(tree).encode()).hexdigest()
+        return [BundleProvenance(name=f"{PACKAGE} dependency tree", version=self.version,
+                                 integrity=f"sha256:{digest}", source="npm-tree", files=len(tree))]
+
+    def _check_tree(self, tmp: Path, integrity: str) -> list[str]:
+        """Sorted ``path name@version integrity`` lines of npm's hidden lockfile; checks the top package."""
+        try:
+            packages = json.loads((tmp / "node_modules" / ".package-lock.json").read_text())["packages"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise PackageFetchError(f"installing {PACKAGE}: npm left no readable lockfile: {exc}") from exc
+        top = packages.get(f"node_modules/{PACKAGE}", {})
+        if top.get("version") != self.version or top.get("integrity") != integrity:
+            raise IntegrityMismatchError(f"npm installed {PACKAGE}@{top.get('version')} with integrity "
+                                         f"{top.get('integrity')}, want {self.version} with {integrity}")
+        return sorted(f"{path} {meta.get('version')} {meta.get('integrity')}"
+                      for path, meta in packages.items() if path)
+
+    def _check_runs(self, tmp: Path) -> None:
+        """``pi --version`` on the host with the bundled node: the tree is complete and loads."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / ".home"),
+               "PI_CODING_AGENT_DIR": str(tmp / ".home" / "agent"), "PI_OFFLINE": "1", "PI_TELEMETRY": "0"}
+        try:
+            proc = subprocess.run([str(tmp / "node" / "bin" / "node"), str(tmp / CLI_JS), "--version"], env=env,
+                                  capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise PackageFetchError(f"bundled pi does not run: {exc}") from exc
+        finally:
+            shutil.rmtree(tmp / ".home", ignore_errors=True)
+        if proc.returncode != 0 or self.version not in proc.stdout + proc.stderr:
+            raise PackageFetchError(f"bundled pi --version exited {proc.returncode}: "
+                                    f"{(proc.stdout + proc.stderr).strip()[-500:]}")
+
+    def models_json(self, access: ModelAccess) -> str:
+        return json.dumps({"providers": {PROVIDER_ID: {
+            "baseUrl": v1_url(access.base_url),
+            "api": "openai-completions",
+            "apiKey": TOKEN_ENV,
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [{"id": access.model, "name": access.model, "reasoning": False,
+                        "contextWindow": CONTEXT_TOKENS, "maxTokens": OUTPUT_TOKENS}]}}})
+
+    def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
+        access = self.require_access(access)
+        agent_dir = f"{self.state_dir}/agent"
+        argv = [f"{self.target}/node/bin/node", f"{self.target}/{CLI_JS}", "-p", "--mode", "json",
+                "--provider", PROVIDER_ID, "--model", access.model, "--no-session", prompt_arg(task.instruction)]
+        env = {"PI_CODING_AGENT_DIR": agent_dir, "PI_OFFLINE": "1", "PI_TELEMETRY": "0", TOKEN_ENV: access.token}
+        argv = sh_prelude([agent_dir], [(f"{agent_dir}/models.json", self.models_json(access))], argv)
+        return AgentCommand(argv=argv, env=env, stdout_name=self.stdout_name, stderr_name=self.stderr_name)

@@ -1,0 +1,1 @@
+"""Docker engine access, the trial container (sandbox), in-container scripts and file transfers."""

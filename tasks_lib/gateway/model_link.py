@@ -1,0 +1,87 @@
+"""The path from a model harness inside a networkless container to the model, for one trial.
+
+CLI → ``http://127.0.0.1:RELAY_PORT`` (the container's own loopback) → ``tbflow-relay`` (a static
+binary uploaded per trial) → the job gateway's unix socket, bind-mounted read-only at
+``GATEWAY_CONTAINER_DIR`` → the host gateway, which swaps the per-trial token for the real key.
+
+The link is opened right before the agent starts and closed right after it ends: the relay is
+stopped and the token revoked, so neither the verifier nor anything the agent left running can
+reach the model afterwards, and the relay is not mistaken for an agent process.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from tasks_lib.trial.harness_api import ModelAccess
+from tasks_lib.container.container_scripts import RUN_DIR
+from tasks_lib.errors import ContainerError
+from tasks_lib.gateway.gateway_config import UpstreamConfig
+from tasks_lib.gateway.gateway_usage import GatewayUsage
+from tasks_lib.gateway.model_gateway import ModelGateway
+from tasks_lib.gateway.relay_build import GATEWAY_CONTAINER_DIR, RELAY_CONTAINER_DIR, RELAY_NAME, ensure_relay_binary
+from tasks_lib.container.sandbox import Sandbox
+
+#: an uncommon port, so a task's own service (8000, 8080, 5000, ...) does not collide with it
+RELAY_PORT = 41731
+RELAY_PID_FILE = f"{RUN_DIR}/relay.pid"
+SOCKET_NAME = "gw.sock"
+_STARTER = 'echo $$ > "$1"; shift; exec "$@"'
+
+_gateways: dict[str, ModelGateway] = {}
+_lock = threading.Lock()
+
+
+def start_job_gateway(job_id: str, job_dir: Path, upstream: UpstreamConfig) -> ModelGateway:
+    """Start (once) the gateway that serves every trial of ``job_id``."""
+    with _lock:
+        gw = _gateways.get(job_id)
+        if gw is None:
+            gw = ModelGateway(job_dir / ".gateway" / SOCKET_NAME, upstream, log_path=job_dir / "gateway.jsonl").start()
+            _gateways[job_id] = gw
+        return gw
+
+
+def stop_job_gateway(job_id: str) -> None:
+    with _lock:
+        gw = _gateways.pop(job_id, None)
+    if gw is not None:
+        gw.stop()
+
+
+def job_gateway(job_id: str) -> ModelGateway:
+    with _lock:
+        gw = _gateways.get(job_id)
+    if gw is None:
+        raise ContainerError("run-agent", f"no model gateway is running for job {job_id}")
+    return gw
+
+
+def gateway_mounts(job_id: str) -> dict[str, str]:
+    """The bind mount a model harness's container needs: the gateway socket's directory."""
+    return {str(job_gateway(job_id).socket_path.parent): GATEWAY_CONTAINER_DIR}
+
+
+def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str) -> ModelAccess:
+    gw = job_gateway(job_id)
+    relay = ensure_relay_binary()
+    sandbox.upload_dirs([(relay.parent, RELAY_CONTAINER_DIR)], "run-agent")
+    relay_bin = f"{RELAY_CONTAINER_DIR}/{RELAY_NAME}"
+    sandbox.start_detached(_STARTER, [RELAY_PID_FILE, relay_bin, str(RELAY_PORT), f"{GATEWAY_CONTAINER_DIR}/{SOCKET_NAME}"],
+                           "run-agent", user="root")
+    code, out = sandbox.run([relay_bin, "--wait", str(RELAY_PORT), "5"], "run-agent")
+    if code != 0:
+        raise ContainerError("run-agent", f"model relay did not start on 127.0.0.1:{RELAY_PORT}: {out.strip()[-300:]}")
+    provider, _, name = model.partition("/")
+    token = gw.register_trial(trial_id)
+    return ModelAccess(base_url=f"http://127.0.0.1:{RELAY_PORT}", token=token, provider=provider, model=name or provider)
+
+
+def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
+    """Stop the relay and revoke the token; return what the gateway counted for the trial."""
+    usage = job_gateway(job_id).unregister_trial(trial_id)
+    # The relay runs in a session of its own (its pid file holds that session id); killing the
+    # session also ends the per-connection children still holding a hung request.
+    sandbox.processes("run-agent", [RELAY_PID_FILE])
+    return usage

@@ -1,0 +1,125 @@
+"""A job's identity: what must not change for recorded trials to stay comparable.
+
+It covers the run config that decides results (harnesses, model, attempts, timeout multiplier),
+every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is seen), and the
+source of each harness adapter (its whole folder when it is a package, so a new file cannot be
+missed). Resuming a job whose identity changed would mix old and new rules in one score, so
+resume refuses and says exactly what changed, file by file.
+
+Run-time knobs that do not change what a trial measures (concurrency, retries of environment
+failures, where the jobs live) are deliberately left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
+_SKIP_PARTS = {"__pycache__", ".pytest_cache"}
+
+
+class HarnessIdentity(BaseModel):
+    version: str
+    files: dict[str, str]
+
+
+class JobIdentity(BaseModel):
+    config: dict
+    tasks: dict[str, dict[str, str]]
+    harnesses: dict[str, HarnessIdentity]
+
+    @property
+    def digest(self) -> str:
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root`` (path relative to it; mode included for scripts)."""
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or _SKIP_PARTS.intersection(p.relative_to(root).parts) or p.suffix == ".pyc":
+            continue
+        h = hashlib.sha256(p.read_bytes())
+        h.update(f"\0{p.stat().st_mode & 0o111:o}".encode())
+        out[p.relative_to(root).as_posix()] = h.hexdigest()
+    return out
+
+
+def adapter_files(harness) -> dict[str, str]:
+    """Hashes of the files that define a harness adapter, keyed by path under the repo root."""
+    paths = harness.adapter_sources() if hasattr(harness, "adapter_sources") else default_adapter_sources(harness)
+    root = Path(__file__).resolve().parents[2]
+    out: dict[str, str] = {}
+    for p in paths:
+        p = Path(p).resolve()
+        items = file_hashes(p).items() if p.is_dir() else [("", hashlib.sha256(p.read_bytes()).hexdigest())]
+        for rel, digest in items:
+            full = (p / rel) if rel else p
+            try:
+                key = full.relative_to(root).as_posix()
+            except ValueError:
+                key = full.as_posix()
+            out[key] = digest
+    return out
+
+
+def default_adapter_sources(harness) -> list[Path]:
+    """The adapter's module (its whole folder if it is a package) and the shared interface."""
+    module = sys.modules[type(harness).__module__]
+    src = Path(inspect.getfile(module))
+    base = Path(__file__).resolve().parents[1] / "trial" / "harness_api.py"
+    main = src.parent if src.name == "__init__.py" else src
+    return [main, base]
+
+
+def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[str, Any]) -> JobIdentity:
+    return JobIdentity(
+        config={k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
+        tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
+        harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h))
+                   for name, h in sorted(harnesses.items())},
+    )
+
+
+def _file_changes(what: str, old: dict[str, str], new: dict[str, str]) -> list[str]:
+    changed = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
+    added = sorted(new.keys() - old.keys())
+    removed = sorted(old.keys() - new.keys())
+    parts = []
+    if changed:
+        parts.append(f"{what} changed: {', '.join(changed)}")
+    if added:
+        parts.append(f"{what} has new files: {', '.join(added)}")
+    if removed:
+        parts.append(f"{what} lost files: {', '.join(removed)}")
+    return parts
+
+
+def identity_changes(old: JobIdentity, new: JobIdentity) -> list[str]:
+    """Human-readable differences, e.g. ``task hello-file changed: tests/test.sh``."""
+    out: list[str] = []
+    for k in IDENTITY_CONFIG_KEYS:
+        if old.config.get(k) != new.config.get(k):
+            out.append(f"config {k}: {old.config.get(k)!r} -> {new.config.get(k)!r}")
+    for name in sorted(old.tasks.keys() | new.tasks.keys()):
+        if name not in new.tasks:
+            out.append(f"task {name} is no longer in the dataset")
+        elif name not in old.tasks:
+            out.append(f"task {name} was added to the dataset")
+        else:
+            out += _file_changes(f"task {name}", old.tasks[name], new.tasks[name])
+    for name in sorted(old.harnesses.keys() & new.harnesses.keys()):
+        o, n = old.harnesses[name], new.harnesses[name]
+        if o.version != n.version:
+            out.append(f"harness {name} version: {o.version} -> {n.version}")
+        out += _file_changes(f"harness {name} adapter", o.files, n.files)
+    return out

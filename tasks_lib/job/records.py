@@ -1,0 +1,215 @@
+"""Persisted records: what a trial and a job leave on disk.
+
+These models are the contract between the runner, the job store and the reports. A
+``TrialRecord`` is written only for a trial that finished (scored or invalid); an interrupted
+trial leaves none, so resume re-runs it. Paths inside records are relative to the trial
+directory, so a job directory can be moved or archived and still be read.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from tasks_lib.gateway.gateway_usage import GatewayUsage
+from tasks_lib.job.job_identity import JobIdentity
+
+RECORD_SCHEMA_VERSION = 1
+
+InvalidKind = Literal["harness", "environment", "verifier", "interrupted"]
+HarnessKind = Literal["reference", "model"]
+
+
+class ProcessInfo(BaseModel):
+    """One process seen in the container (from ``/proc``)."""
+
+    pid: int
+    sid: int
+    command: str
+
+
+class Usage(BaseModel):
+    """Model usage reported by a harness. ``cost_usd`` is None when unknown, never a made-up 0."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class ImageOutcome(BaseModel):
+    """What build-image did for this trial."""
+
+    tag: str
+    source: Literal["built", "reused", "docker_image"]
+    build_log: str | None = None
+    duration_sec: float = 0.0
+    #: built by the job's build lane before the trial started (``duration_sec`` is that build's,
+    #: not time the trial spent), so a cold image did not hold a trial slot
+    ahead: bool = False
+
+
+class AgentOutcome(BaseModel):
+    """What run-agent observed. A timeout is an outcome, not an error."""
+
+    exit_code: int | None = None
+    timed_out: bool = False
+    timeout_sec: float
+    duration_sec: float
+    usage: Usage | None = None
+    stdout_log: str | None = None
+    stderr_log: str | None = None
+    #: the harness's own error line from its log (e.g. a 401), for the reason of an invalid trial
+    error_line: str | None = None
+    #: what tbflow's model gateway counted for the trial: the second witness next to ``usage``
+    gateway_usage: GatewayUsage | None = None
+    #: set when the CLI's log and the gateway disagree about reaching the model
+    usage_disagreement: str | None = None
+
+
+class KillOutcome(BaseModel):
+    """What kill-process-groups did before the verifier ran.
+
+    ``cut_off`` is true when the agent did not finish by itself; only then are its sessions
+    killed. ``left_running`` lists what the verifier ran next to, in both cases: the verifier
+    wrapper's listing taken just before ``test.sh`` started (the kill tool's own listing when the
+    verifier never got that far).
+    """
+
+    cut_off: bool
+    killed: list[ProcessInfo] = Field(default_factory=list)
+    left_running: list[ProcessInfo] = Field(default_factory=list)
+
+
+class VerifierOutcome(BaseModel):
+    """What run-verifier observed. ``reward`` is None whenever no valid reward was produced."""
+
+    exit_code: int | None = None
+    timed_out: bool = False
+    timeout_sec: float
+    duration_sec: float
+    reward: float | None = None
+    rewards: dict[str, float] = Field(default_factory=dict)
+    problem: str | None = None
+    tampered: bool = False
+    stdout_log: str | None = None
+
+
+class StageError(BaseModel):
+    """An environment or harness failure that stopped the trial at some stage."""
+
+    stage: str
+    kind: Literal["environment", "harness"]
+    message: str
+    evidence: str | None = None
+
+
+class Validity(BaseModel):
+    """The verdict. ``scored`` carries a reward; ``invalid`` a kind, a reason and evidence."""
+
+    status: Literal["scored", "invalid"]
+    reward: float | None = None
+    kind: InvalidKind | None = None
+    reason: str | None = None
+    evidence: str | None = None
+
+
+class TrialSpec(BaseModel):
+    """Everything that identifies one trial of a job."""
+
+    job_id: str
+    trial_id: str
+    task_name: str
+    task_path: str
+    harness: str
+    attempt: int
+    model: str | None = None
+    timeout_multiplier: float = 1.0
+    #: the job identity's digest; part of every stage's cache key
+    identity_digest: str = ""
+    #: bumped each time the trial is re-run after an invalid record (``--rerun-invalid``), so no
+    #: cached stage result of an earlier try is reused
+    generation: int = 0
+
+
+OrderMode = Literal["expected", "name", "random"]
+ORDER_MODES: tuple[str, ...] = ("expected", "name", "random")
+
+
+class QueuedTrial(BaseModel):
+    trial_id: str
+    expected_sec: float
+    #: where ``expected_sec`` came from: history, a [metadata] key, or the agent timeout
+    source: str
+
+
+class TrialOrder(BaseModel):
+    """The start order of a job's trials to run (``--order``; ``tasks_lib/job/trial_order.py``)."""
+
+    mode: OrderMode
+    seed: int | None = None
+    trials: list[QueuedTrial]
+
+
+class TrialRecord(BaseModel):
+    """The record of one finished trial (``trial.json``)."""
+
+    schema_version: int = RECORD_SCHEMA_VERSION
+    spec: TrialSpec
+    harness_kind: HarnessKind
+    harness_version: str
+    #: what the harness bundle was built from (package, version, integrity), for model harnesses
+    harness_provenance: list[dict] = Field(default_factory=list)
+    started_at: datetime
+    ended_at: datetime
+    duration_sec: float
+    image: ImageOutcome | None = None
+    error: StageError | None = None
+    agent: AgentOutcome | None = None
+    kill: KillOutcome | None = None
+    verifier: VerifierOutcome | None = None
+    validity: Validity
+    #: earlier recorded tries of this trial, kept under ``attempts/<trial_id>/`` (``--rerun-invalid``)
+    previous_tries: int = 0
+    #: errors of environment failures that were retried within this run, oldest first
+    env_retry_errors: list[str] = Field(default_factory=list)
+
+    @property
+    def trial_id(self) -> str:
+        return self.spec.trial_id
+
+
+class TaskProblemRecord(BaseModel):
+    """A task that could not be loaded; listed in the job, never run."""
+
+    name: str
+    where: str
+    message: str
+
+
+class JobRecord(BaseModel):
+    """``job.json``: the job's config and provenance, written at start and updated at the end."""
+
+    schema_version: int = RECORD_SCHEMA_VERSION
+    job_id: str
+    job_name: str
+    dataset: str
+    config: dict
+    tbflow_version: str
+    harness_versions: dict[str, str]
+    started_at: datetime
+    ended_at: datetime | None = None
+    #: trial ids are ``<task>.<harness>.<attempt>`` (attempts count from 1)
+    trial_ids: list[str] = Field(default_factory=list)
+    identity: JobIdentity | None = None
+    identity_digest: str | None = None
+    #: per model harness: the packages its bundle was built from (name, version, integrity)
+    harness_provenance: dict[str, list[dict]] = Field(default_factory=dict)
+    task_problems: list[TaskProblemRecord] = Field(default_factory=list)
+    #: the start order of the trials this run of the job started (rewritten by each run)
+    order: TrialOrder | None = None

@@ -1,0 +1,108 @@
+"""Render ``Results`` as JUnit XML, so CI systems show a job like a test run.
+
+Mapping (one ``<testsuite>`` per harness, one ``<testcase>`` per trial):
+
+* scored, reward >= 1 → passed;
+* scored, reward < 1 → ``<failure type="reward">`` with the reward and the verifier's last lines;
+* invalid → ``<error type="<kind>">`` with the reason, the evidence path and its last lines. An
+  invalid trial is an *error* (the test could not be judged), never a failure, exactly as the
+  report never averages it as 0.
+
+Two extra suites appear only when needed, so nothing can go missing silently: ``task-loading``
+(tasks that could not be loaded, as errors) and ``not-recorded`` (planned trials without a record,
+as skipped). Suite counts are computed from the cases written, so they always add up.
+
+Built with ``xml.etree.ElementTree``, which escapes ``<&>"``; characters XML 1.0 cannot carry at
+all are made visible first (``tasks_lib.report.text_clean``).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from tasks_lib.report.results_model import Results, TrialResult
+from tasks_lib.report.text_clean import clean_text, shorten
+
+MESSAGE_CHARS = 500
+
+
+def _attr(value: object) -> str:
+    return shorten(clean_text(str(value)), MESSAGE_CHARS)
+
+
+def case_name(t: TrialResult) -> str:
+    return f"{t.record.spec.task_name} [attempt {t.record.spec.attempt}]"
+
+
+def render_junit(results: Results) -> str:
+    job = results.job
+    root = ET.Element("testsuites", name=_attr(f"tbflow {job.job_name}"))
+    for s in results.summaries:
+        trials = [t for t in results.trials if t.record.spec.harness == s.harness]
+        suite = _suite(root, s.harness, timestamp=job.started_at.isoformat(timespec="seconds"))
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("job_id", job.job_id), ("dataset", job.dataset), ("model", job.model),
+                            ("harness_version", s.harness_version), ("harness_kind", s.harness_kind),
+                            ("scored", s.scored), ("invalid", s.invalid),
+                            ("mean_reward_over_scored", None if s.mean_reward is None else f"{s.mean_reward:.4f}")):
+            if value is not None:
+                ET.SubElement(props, "property", name=name, value=_attr(value))
+        for t in trials:
+            _trial_case(suite, s.harness, t)
+    if results.task_problems:
+        suite = _suite(root, "task-loading")
+        for p in results.task_problems:
+            case = ET.SubElement(suite, "testcase", classname="task-loading", name=_attr(p.name), time="0")
+            err = ET.SubElement(case, "error", type="task-format", message=_attr(p.message))
+            err.text = clean_text(f"{p.where}: {p.message}")
+    if results.missing_trial_ids:
+        suite = _suite(root, "not-recorded")
+        for tid in results.missing_trial_ids:
+            case = ET.SubElement(suite, "testcase", classname="not-recorded", name=_attr(tid), time="0")
+            ET.SubElement(case, "skipped", message="no record: interrupted or not run; resume runs it")
+    for suite in root.iter("testsuite"):
+        _count(suite)
+    _count(root)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(root: ET.Element, name: str, timestamp: str | None = None) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", name=_attr(name))
+    if timestamp:
+        suite.set("timestamp", timestamp)
+    return suite
+
+
+def _trial_case(suite: ET.Element, harness: str, t: TrialResult) -> None:
+    v = t.record.validity
+    case = ET.SubElement(suite, "testcase", classname=_attr(harness), name=_attr(case_name(t)),
+                         time=f"{t.record.duration_sec:.3f}")
+    if v.status == "invalid":
+        kind = v.kind or "invalid"
+        reason = v.reason or "no reason recorded"
+        err = ET.SubElement(case, "error", type=kind, message=_attr(f"invalid ({kind}): {reason}"))
+        lines = [f"invalid: {kind}", f"reason: {reason}",
+                 f"evidence: {t.evidence_path or 'none recorded'}", f"trial: {t.trial_dir}"]
+        if t.evidence_tail:
+            lines += ["", f"--- last {len(t.evidence_tail)} lines of {t.evidence_path} ---", *t.evidence_tail]
+        err.text = clean_text("\n".join(lines))
+    elif v.reward is not None and v.reward < 1:
+        fail = ET.SubElement(case, "failure", type="reward", message=f"reward {v.reward:g} (< 1)")
+        lines = [f"reward: {v.reward:g}", f"verifier output: {t.verifier_log or 'none recorded'}",
+                 f"trial: {t.trial_dir}"]
+        if t.verifier_tail:
+            lines += ["", f"--- last {len(t.verifier_tail)} lines of the verifier output ---", *t.verifier_tail]
+        fail.text = clean_text("\n".join(lines))
+    out = ET.SubElement(case, "system-out")
+    out.text = clean_text(f"trial: {t.trial_dir}\nreward: {v.reward if v.status == 'scored' else 'none (invalid)'}")
+
+
+def _count(node: ET.Element) -> None:
+    """Set tests/failures/errors/skipped/time from the cases under ``node``."""
+    cases = list(node.iter("testcase"))
+    node.set("tests", str(len(cases)))
+    node.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
+    node.set("errors", str(sum(1 for c in cases if c.find("error") is not None)))
+    node.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
+    node.set("time", f"{sum(float(c.get('time', '0')) for c in cases):.3f}")

@@ -1,0 +1,145 @@
+"""Render ``Results`` as the Markdown report (``tasks_lib/report/templates/report.md.j2``).
+
+The layout lives in the template; this module only supplies formatting filters and a few derived
+views. Two targets with different HTML support:
+
+* **GitHub** (``report.md``): long sections (more than ``FOLD_OVER`` rows) go into
+  ``<details>`` blocks so a 100-task report still opens on its summary.
+* **Prefect UI** (the markdown artifact): its renderer turns each raw-HTML block into its own
+  element, so a ``<details>`` would show as an empty toggle followed by the table. It therefore
+  gets ``collapsible=False``: the same content under plain headings.
+
+Record text is escaped by the shared filters in ``tasks_lib.report.md_format``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+
+import jinja2
+
+from tasks_lib.report.results_model import HarnessSummary, Results, TaskResult, TrialResult
+from tasks_lib.report.templating import make_environment, render
+from tasks_lib.report.text_clean import shorten
+
+FOLD_OVER = 20
+REASON_CHARS = 300
+
+
+def timeouts(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    if len(values) == 1:
+        return f"{values[0]:g}s"
+    return f"{values[0]:g}–{values[-1]:g}s (varies by task)"
+
+
+def tokens(value: int | None, summary: HarnessSummary) -> str:
+    """Token count; "—" for a reference harness (no model), "unknown" when none was reported."""
+    if value is None:
+        return "—" if summary.harness_kind == "reference" else "unknown"
+    partial = summary.usage_trials < summary.trials
+    return f"{value:,}" + (f" ({summary.usage_trials} of {summary.trials} trials)" if partial else "")
+
+
+def cost(summary: HarnessSummary) -> str:
+    """Cost; "unknown" when no trial reported one (never 0), partial sums say so."""
+    if summary.cost_usd is None:
+        return "unknown"
+    text = f"${summary.cost_usd:,.4f}"
+    if summary.cost_trials < summary.trials:
+        text += f" ({summary.cost_trials} of {summary.trials} trials; rest unknown)"
+    return text
+
+
+def cell(c) -> str:  # noqa: ANN001  (AttemptCell)
+    """One attempt in a per-task table."""
+    if c.status == "missing":
+        return "—"
+    if c.status == "invalid":
+        return f"⚠️ {c.kind or 'invalid'}"
+    if c.reward >= 1:
+        return f"✅ {c.reward:g}"
+    if c.reward <= 0:
+        return f"❌ {c.reward:g}"
+    return f"◐ {c.reward:.2f}"
+
+
+def headline(s: HarnessSummary) -> str:
+    """One sentence per harness for the top of the report (numbers only; names are escaped by the caller)."""
+    invalid = _invalid_words(s)
+    if s.trials == 0:
+        return "no trial recorded"
+    if s.scored == 0:
+        return f"**no scored trial**, so no mean reward; {invalid}"
+    ci = (f" (95% CI {s.reward_interval.low:.3f}–{s.reward_interval.high:.3f})"
+          if s.reward_interval else "")
+    return (f"mean reward **{s.mean_reward:.3f}**{ci} over **{s.scored}** scored of {s.trials} trials; "
+            f"{s.passed} passed; {invalid}")
+
+
+def _invalid_words(s: HarnessSummary) -> str:
+    if s.invalid == 0:
+        return "0 invalid"
+    parts = [f"{n} {k}" for k, n in s.invalid_by_kind.model_dump().items() if n]
+    return f"{s.invalid} invalid ({', '.join(parts)})"
+
+
+def invalid_trials(results: Results) -> list[TrialResult]:
+    """Every invalid trial, grouped by kind, then harness, task and attempt."""
+    order = {"environment": 0, "verifier": 1, "harness": 2, "interrupted": 3}
+    bad = [t for t in results.trials if not t.scored]
+    return sorted(bad, key=lambda t: (order.get(t.record.validity.kind or "", 9), t.record.spec.harness,
+                                      t.record.spec.task_name, t.record.spec.attempt))
+
+
+def invalid_causes(trials: list[TrialResult], top: int = 8) -> list[tuple[str, int]]:
+    """The most common causes: kind and stage (the reason up to its first colon)."""
+    def cause(t: TrialResult) -> str:
+        v = t.record.validity
+        reason = v.reason or ""
+        stage = reason.split(":", 1)[0] if ":" in reason else reason
+        return f"{v.kind or 'invalid'} · {shorten(stage, 60)}"
+
+    return Counter(cause(t) for t in trials).most_common(top)
+
+
+def task_groups(results: Results) -> list[tuple[HarnessSummary, list[TaskResult], str]]:
+    """Per harness: its task rows and a one-line digest for the section's summary."""
+    out = []
+    for s in results.summaries:
+        rows = [r for r in results.tasks if r.harness == s.harness]
+        all_pass = sum(1 for r in rows if r.scored and r.passed == r.scored and not r.invalid)
+        failing = sum(1 for r in rows if r.scored > r.passed)
+        with_invalid = sum(1 for r in rows if r.invalid)
+        digest = (f"{len(rows)} tasks: {all_pass} passed every attempt, {failing} with a failed attempt, "
+                  f"{with_invalid} with an invalid attempt")
+        out.append((s, rows, digest))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return make_environment({"timeouts": timeouts, "cell": cell, "cost": cost, "tokens": tokens,
+                             "headline": headline})
+
+
+def render_markdown(results: Results, collapsible: bool = True) -> str:
+    """The report as Markdown; ``collapsible=False`` for renderers without ``<details>``."""
+    bad = invalid_trials(results)
+    extra_kinds = [k for k in ("interrupted", "unknown")
+                   if any(getattr(s.invalid_by_kind, k) for s in results.summaries)]
+    return render(
+        _environment(), "report.md.j2",
+        r=results,
+        job=results.job,
+        invalid=bad,
+        retried=[t for t in results.trials if t.record.previous_tries or t.record.env_retry_errors],
+        causes=invalid_causes(bad) if len(bad) > 5 else [],
+        extra_kinds=extra_kinds,
+        ks=sorted({p.k for s in results.summaries for p in s.pass_at_k}),
+        groups=task_groups(results),
+        fold=lambda n: collapsible and n > FOLD_OVER,
+        reason_chars=REASON_CHARS,
+    )

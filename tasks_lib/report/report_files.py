@@ -1,0 +1,57 @@
+"""Write a job's three report files, without Prefect.
+
+Kept apart from the report flow so ``tbflow report`` can re-render an archived or copied job
+directory from its records alone, quickly, without importing Prefect or reaching a server.
+Each file is written atomically, ``results.json`` first: it is the source the other two are
+rendered from, so a reader never sees a Markdown or JUnit file newer than the data behind it.
+Rendering is deterministic (no timestamps of its own), so re-rendering an unchanged job gives
+byte-identical files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tasks_lib.errors import InputError
+from tasks_lib.job.job_store import write_atomic
+from tasks_lib.report.render_junit import render_junit
+from tasks_lib.report.render_markdown import render_markdown
+from tasks_lib.report.results_model import Results
+from tasks_lib.report.results_build import load_results
+
+REPORT_MD = "report.md"
+JUNIT_XML = "junit.xml"
+RESULTS_JSON = "results.json"
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """Where the files went, and the ``Results`` they were rendered from."""
+
+    markdown: Path
+    junit: Path
+    results_json: Path
+    results: Results
+
+
+def render_results_json(results: Results) -> str:
+    return results.model_dump_json(indent=2) + "\n"
+
+
+def write_reports(job_dir: Path, results: Results | None = None) -> ReportPaths:
+    """Render ``results.json``, ``report.md`` and ``junit.xml`` into ``job_dir``.
+
+    ``InputError`` when the directory is not a job directory or cannot be written.
+    """
+    job_dir = Path(job_dir)
+    if results is None:
+        results = load_results(job_dir)
+    paths = ReportPaths(job_dir / REPORT_MD, job_dir / JUNIT_XML, job_dir / RESULTS_JSON, results)
+    try:
+        write_atomic(paths.results_json, render_results_json(results))
+        write_atomic(paths.markdown, render_markdown(results))
+        write_atomic(paths.junit, render_junit(results))
+    except OSError as exc:
+        raise InputError(str(job_dir), f"cannot write the report files: {exc.strerror or exc}") from exc
+    return paths

@@ -1,0 +1,111 @@
+"""run-agent: start the trial container, upload the harness, run the agent under its deadline.
+
+The agent runs as a detached exec in its own session (see ``container_scripts``). At the
+deadline its sessions and their descendants are killed *inside the container* — killing a local
+``docker exec`` client would leave them running — and the outcome is recorded as a timeout, which
+is data for ``classify``, not an exception. A model harness gets its link to the model opened
+just before it starts and closed as soon as it ends (``model_link``).
+
+The agent's logs stay in ``/logs/agent`` until run-verifier downloads ``/logs`` in one call;
+``read_agent_logs`` then completes the outcome (usage, error line) from them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from tasks_lib.trial.harness_api import Harness, PreparedHarness
+from tasks_lib.container.archives import bundle_tar
+from tasks_lib.container.container_scripts import AGENT_SID_GLOB, RUN_DIR
+from tasks_lib.gateway.gateway_usage import GatewayUsage
+from tasks_lib.gateway.model_gateway import TOKEN_PREFIX
+from tasks_lib.gateway.model_link import close_link, open_link
+from tasks_lib.job.records import AgentOutcome, ProcessInfo, TrialSpec, Usage
+from tasks_lib.container.sandbox import Sandbox, run_dir_layout
+from tasks_lib.job.task_model import Task
+
+STAGE = "run-agent"
+#: the shape of the gateway's per-trial tokens (``ModelGateway.register_trial``)
+_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]+")
+
+
+class AgentStageResult(BaseModel):
+    outcome: AgentOutcome
+    killed_at_deadline: list[ProcessInfo] = Field(default_factory=list)
+
+
+def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, prepared: PreparedHarness,
+              trial_dir: Path, timeout_sec: float) -> AgentStageResult:
+    small = [(u.source, u.target) for u in prepared.uploads if not u.target.startswith("/opt/tbflow/")]
+    sandbox.upload_dirs(small, STAGE, dirs=run_dir_layout())
+    for u in prepared.uploads:
+        if u.target.startswith("/opt/tbflow/"):  # an immutable harness bundle: its tar is reused
+            sandbox.upload_tar(bundle_tar(u.source, u.target), u.target, STAGE)
+    access = open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "") if harness.kind == "model" else None
+    gateway: GatewayUsage | None = None
+    killed: list[ProcessInfo] = []
+    try:
+        command = harness.command(task, prepared, access)
+        stdout_path = f"/logs/agent/{command.stdout_name}"
+        stderr_path = f"/logs/agent/{command.stderr_name}" if command.stderr_name else None
+
+        def stop_agent() -> None:
+            k, _ = sandbox.processes(STAGE, [AGENT_SID_GLOB])
+            killed.extend(k)
+
+        exec_id = sandbox.run_agent_command(command.argv, f"{RUN_DIR}/agent-1.sid", stdout_path, stderr_path, STAGE,
+                                            user=command.user, env=command.env, workdir=None)
+        result = sandbox.wait(exec_id, timeout_sec, STAGE, on_deadline=stop_agent)
+    finally:
+        if access is not None:
+            gateway = close_link(sandbox, spec.job_id, spec.trial_id)
+    outcome = AgentOutcome(
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        timeout_sec=timeout_sec,
+        duration_sec=round(result.duration_sec, 3),
+        stdout_log=f"agent/{command.stdout_name}",
+        stderr_log=f"agent/{command.stderr_name}" if command.stderr_name else None,
+        gateway_usage=gateway,
+    )
+    return AgentStageResult(outcome=outcome, killed_at_deadline=killed)
+
+
+def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) -> AgentOutcome:
+    """The outcome completed from the agent's downloaded logs: usage, error line, and whether
+    the CLI's log and the gateway agree (the logs come down with the verifier's, in one call)."""
+    agent_dir = trial_dir / "agent"
+    have_logs = agent_dir.is_dir()
+    usage = harness.parse_usage(agent_dir) if have_logs else None
+    error_line = harness.error_line(agent_dir) if have_logs else None
+    return outcome.model_copy(update=dict(
+        usage=usage,
+        error_line=_redact(error_line),
+        usage_disagreement=usage_disagreement(usage, outcome.gateway_usage) if harness.kind == "model" else None,
+    ))
+
+
+def usage_disagreement(cli: Usage | None, gateway: GatewayUsage | None) -> str | None:
+    """Flag when the CLI's log and the gateway tell different stories about reaching the model.
+
+    The gateway seeing *more* is expected (CLIs do not itemise side calls such as a title
+    request); the CLI claiming tokens the gateway never saw, or either side seeing none while the
+    other saw some, is worth a reader's attention.
+    """
+    c = cli.total_tokens if cli else 0
+    g = gateway.total_tokens if gateway else 0
+    if c > 0 and g == 0:
+        return f"the CLI's log shows {c} tokens but the gateway counted none"
+    if c == 0 and g > 0:
+        return f"the gateway counted {g} tokens but the CLI's log shows none"
+    if c > g:
+        return f"the CLI's log shows {c} tokens, more than the {g} the gateway counted"
+    return None
+
+
+def _redact(text: str | None) -> str | None:
+    """Keep per-trial tokens out of records (an upstream may echo the key it was sent)."""
+    return _TOKEN.sub("[REDACTED]", text) if text else text
