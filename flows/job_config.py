@@ -16,7 +16,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harnesses.registry import known_harnesses
-from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
+from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
 
 JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -52,6 +52,11 @@ Shards = Annotated[int, Field(ge=0, le=64, description=(
     "Split the trials into this many flow runs of the trial deployment tbflow-trials/trials, run by the "
     "workers of its work pool (one job over many machines; jobs_dir must be on storage they all share). "
     "0: run every trial in this flow run."))]
+Order = Annotated[OrderMode, Field(description="Start order of the trials: expected (longest expected duration "
+                                               "first: history, else task metadata, else agent timeout), name, "
+                                               "or random.")]
+OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=random (default: a new one, recorded "
+                                                             "in job.json).")]
 ForceNew = Annotated[bool, Field(description="If the job exists with another identity, start a new job directory "
                                              "instead of refusing.")]
 
@@ -77,6 +82,8 @@ class JobConfig(BaseModel):
     rerun_invalid: RerunInvalid = None
     force_new: ForceNew = False
     shards: Shards = 0
+    order: Order = "expected"
+    order_seed: OrderSeed = None
 
     @field_validator("harnesses")
     @classmethod

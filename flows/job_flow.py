@@ -26,8 +26,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger, tags
 
 from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew, Harnesses, Include,
-                              JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, RerunInvalid, Shards,
-                              TimeoutMultiplier)
+                              JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order, OrderSeed, RerunInvalid,
+                              Shards, TimeoutMultiplier)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
@@ -86,6 +86,8 @@ def _job_flow(
     rerun_invalid: RerunInvalid = None,
     force_new: ForceNew = False,
     shards: Shards = 0,
+    order: Order = "expected",
+    order_seed: OrderSeed = None,
 ) -> JobResult:
     """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
     ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
@@ -119,6 +121,7 @@ job_flow = flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_h
 def _run_job(p: JobPlan, logger) -> JobResult:
     store = JobStore(p.job_dir)
     record = job_record(p)
+    record.order = p.order
     store.write_job(record)
     remove_orphans(p.job_dir, p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
@@ -131,6 +134,8 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     progress_artifact.count(list(p.recorded.values()))
     listener = Fanout(LogListener(logger), progress_artifact, installed_listener())
     listener.job_started(str(p.job_dir.resolve()), len(p.specs), len(p.specs) - len(todo))
+    if todo:
+        listener.order_planned(p.order)
     for pr in p.dataset.problems:
         logger.warning("task %s not run: %s: %s", pr.name, pr.where, readable(pr.message))
     unfinished: list[str] = []

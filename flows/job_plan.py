@@ -22,8 +22,10 @@ from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.job.job_lock import LOCK_NAME, JobLock
 from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
 from tasks_lib.job.job_store import JobStore
-from tasks_lib.job.records import JobRecord, TrialRecord, TrialSpec
+from tasks_lib.job.records import JobRecord, TrialOrder, TrialRecord, TrialSpec
 from tasks_lib.job.task_loader import Dataset, load_dataset
+from tasks_lib.job.trial_history import expected_from_history
+from tasks_lib.job.trial_order import order_trials
 
 
 class JobPlan(BaseModel):
@@ -39,6 +41,8 @@ class JobPlan(BaseModel):
     rerun: list[str]
     #: the job dir's name was drawn here (default name, or a --force-new dir), not given
     generated_name: bool = False
+    #: the trials to run, in the order they start (``--order``)
+    order: TrialOrder
 
     @property
     def job_id(self) -> str:
@@ -51,7 +55,10 @@ class JobPlan(BaseModel):
 
     @property
     def todo(self) -> list[TrialSpec]:
-        return [s for s in self.specs if s.trial_id not in self.recorded or s.trial_id in self.rerun]
+        """The trials still to run, in start order."""
+        by_id = {s.trial_id: s for s in self.specs}
+        return [by_id[q.trial_id] for q in self.order.trials
+                if q.trial_id not in self.recorded or q.trial_id in self.rerun]
 
 
 def _suffix() -> str:
@@ -174,5 +181,10 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                   generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
+    if config.order == "random" and config.order_seed is None:
+        config = config.model_copy(update={"order_seed": secrets.randbelow(2**31)})
+    to_run = [s for s in specs if s.trial_id not in recorded or s.trial_id in rerun]
+    history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
+    _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated)
+                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order)

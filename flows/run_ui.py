@@ -124,6 +124,9 @@ class ProgressArtifact:
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not update the progress artifact: %s", readable(str(exc)))
 
+    def order_planned(self, order) -> None:
+        """The start order is in the run's logs and job.json; the artifact counts outcomes only."""
+
     def trial_interrupted(self, trial_id: str, message: str) -> None:
         pass
 

@@ -54,6 +54,7 @@ from tasks_lib.trial.container_health import stopped_container_flag
 from tasks_lib.container.docker_client import (DOCKER_ERRORS, ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR,
                                                wait_for_engine)
 from tasks_lib.errors import ContainerError, EnvironmentFailure, HarnessSetupError, disk_full
+from tasks_lib.trial.image_ahead import take_ahead
 from tasks_lib.trial.images import ensure_image, image_present
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.gateway.model_link import gateway_mounts
@@ -96,8 +97,10 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
 
 
 @task(name="build-image", task_run_name="{spec.trial_id} · build-image")
-def build_image(spec: TrialSpec, task_: Task, trial_dir: Path) -> ImageOutcome:
-    return ensure_image(task_, trial_dir / "build.log", "build.log")
+def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
+    """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
+    return (take_ahead(spec.job_id, task_, trial_dir, first_try)
+            or ensure_image(task_, trial_dir / "build.log", "build.log"))
 
 
 @task(name="run-agent", task_run_name="{spec.trial_id} · run-agent", **_NO_CACHE)
@@ -173,7 +176,8 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         task_ = load_task(Path(spec.task_path))
         with transaction(commit_mode=CommitMode.EAGER):
             prepared = prepare_harness(spec, task_)
-            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir)
+            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir,
+                                                                                 run_count <= 1)
         if image.build_log and not (trial_dir / image.build_log).exists():
             image = image.model_copy(update={"build_log": None})  # cached from an earlier try
         agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)

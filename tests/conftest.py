@@ -23,6 +23,16 @@ configure_embedded_prefect()
 BASE_IMAGE = "tbflow/base:bookworm"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_trial_history(tmp_path_factory):
+    """The session's jobs read and write their own duration history, never the user's: the start
+    order of a test's job must not depend on what ran on this machine before."""
+    import os
+
+    os.environ["TBFLOW_HISTORY"] = str(tmp_path_factory.getbasetemp() / "trial-history.sqlite")
+    yield
+
+
 @pytest.fixture(scope="session")
 def docker_ready():
     from tasks_lib.container.docker_client import get_client, preflight

@@ -12,8 +12,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from flows.cli.progress import describe
-from tasks_lib.job.records import TrialRecord
+from tasks_lib.job.records import TrialOrder, TrialRecord
+from tasks_lib.job.trial_order import describe_order
 
+ORDER_LINES = 12
 console = Console(stderr=True)
 _STATUS = {"scored": "[green]scored[/green]", "invalid": "[red]invalid[/red]", "error": "[bold red]tbflow error[/bold red]"}
 out = Console()
@@ -34,6 +36,11 @@ class RichProgress:
                                   TimeElapsedColumn(), console=console, transient=True)
         self._progress.start()
         self._task = self._progress.add_task("trials", total=total, completed=already_done)
+
+    def order_planned(self, order: TrialOrder) -> None:
+        """The start order, first ``ORDER_LINES`` trials (all of it is in job.json)."""
+        target = self._progress.console if self._progress is not None else console
+        target.print("\n".join(describe_order(order, ORDER_LINES)), markup=False, highlight=False)
 
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
         if self._progress is not None and self._task is not None:

@@ -27,12 +27,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concurrency", "attempts": "--attempts",
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
-         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb"}
+         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
+         "order": "--order", "order_seed": "--seed"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 #: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
 EXIT_TBFLOW_ERROR = 3
 #: exit code when the disk under the jobs dir is full (not 2: the input was fine)
 DISK_FULL = 4
+ORDER_HELP = ("Start order of the trials: expected (longest expected duration first: the task's earlier run "
+              "times on this machine, else its metadata estimate, else its agent timeout), name, or random.")
+SEED_HELP = "Seed for --order random (default: a new one, recorded in job.json)."
 
 
 @app.callback()
@@ -88,6 +92,8 @@ def run(
     max_log_mb: int = typer.Option(DEFAULT_MAX_LOG_MB, "--max-log-mb", min=1,
                                    help="Cut each log file copied out of a trial container at this many MiB "
                                         "(noted in the record and the report)."),
+    order: str = typer.Option("expected", "--order", metavar="expected|name|random", help=ORDER_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid.
 
@@ -98,7 +104,7 @@ def run(
     _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
-                     max_log_mb=max_log_mb))
+                     max_log_mb=max_log_mb, order=order, order_seed=seed))
 
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))
@@ -112,6 +118,9 @@ def resume(
                                               help="Trials running at once (default: as recorded)."),
     env_retries: Optional[int] = typer.Option(None, "--env-retries", min=0, max=10,
                                               help="Retries after an environment failure (default: as recorded)."),
+    order: Optional[str] = typer.Option(None, "--order", metavar="expected|name|random",
+                                        help=ORDER_HELP + " Default: as recorded."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:
     """Continue a job: keep recorded trials, run the missing (interrupted) ones."""
     from tasks_lib.errors import InputError
@@ -130,6 +139,11 @@ def resume(
         cfg["concurrency"] = concurrency
     if env_retries is not None:
         cfg["env_retries"] = env_retries
+    if order is not None:
+        cfg["order"] = order
+        cfg["order_seed"] = seed
+    elif seed is not None:
+        cfg["order_seed"] = seed
     _run_job(_config(**cfg))
 
 

@@ -12,12 +12,14 @@ import socket
 from pathlib import Path
 from typing import Protocol
 
-from tasks_lib.job.records import TrialRecord
+from tasks_lib.job.records import TrialOrder, TrialRecord
+from tasks_lib.job.trial_order import describe_order
 from tasks_lib.report.text_clean import clean_text
 
 
 class ProgressListener(Protocol):
     def job_started(self, job_dir: str, total: int, already_done: int) -> None: ...
+    def order_planned(self, order: TrialOrder) -> None: ...
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None: ...
     def trial_interrupted(self, trial_id: str, message: str) -> None: ...
     def job_finished(self) -> None: ...
@@ -46,6 +48,9 @@ class LogListener:
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
         self.log.info("job %s: %d trials (%d already recorded)", location(job_dir), total, already_done)
+
+    def order_planned(self, order: TrialOrder) -> None:
+        self.log.info("%s", "\n".join(describe_order(order)))
 
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
         self.log.info("[%d/%d] %s", done, total, describe(record))

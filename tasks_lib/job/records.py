@@ -52,6 +52,9 @@ class ImageOutcome(BaseModel):
     source: Literal["built", "reused", "docker_image"]
     build_log: str | None = None
     duration_sec: float = 0.0
+    #: built by the job's build lane before the trial started (``duration_sec`` is that build's,
+    #: not time the trial spent), so a cold image did not hold a trial slot
+    ahead: bool = False
 
 
 class AgentOutcome(BaseModel):
@@ -186,6 +189,25 @@ class TrialSpec(BaseModel):
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
 
 
+OrderMode = Literal["expected", "name", "random"]
+ORDER_MODES: tuple[str, ...] = ("expected", "name", "random")
+
+
+class QueuedTrial(BaseModel):
+    trial_id: str
+    expected_sec: float
+    #: where ``expected_sec`` came from: history, a [metadata] key, or the agent timeout
+    source: str
+
+
+class TrialOrder(BaseModel):
+    """The start order of a job's trials to run (``--order``; ``tasks_lib/job/trial_order.py``)."""
+
+    mode: OrderMode
+    seed: int | None = None
+    trials: list[QueuedTrial]
+
+
 class TrialRecord(BaseModel):
     """The record of one finished trial (``trial.json``)."""
 
@@ -247,3 +269,5 @@ class JobRecord(BaseModel):
     #: per model harness: the packages its bundle was built from (name, version, integrity)
     harness_provenance: dict[str, list[dict]] = Field(default_factory=dict)
     task_problems: list[TaskProblemRecord] = Field(default_factory=list)
+    #: the start order of the trials this run of the job started (rewritten by each run)
+    order: TrialOrder | None = None
