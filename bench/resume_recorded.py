@@ -45,8 +45,8 @@ def main() -> None:
         for i in range(args.tasks):
             make_task(ds, f"task-{i:03d}")
         t = time.perf_counter()
-        first = job_flow(config=JobConfig(dataset=str(ds), harnesses=["nop"], attempts=args.attempts,
-                                          concurrency=4, jobs_dir=str(Path(tmp) / "jobs"), job_name="j"))
+        first = job_flow(**JobConfig(dataset=str(ds), harnesses=["nop"], attempts=args.attempts, concurrency=4,
+                                     jobs_dir=str(Path(tmp) / "jobs"), job_name="j").flow_parameters())
         record_wall = time.perf_counter() - t
         n = len(first.records)
         walls, created = [], []

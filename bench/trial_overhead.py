@@ -66,8 +66,9 @@ def run_tbflow(dataset: Path, jobs: Path, n: int) -> list[dict]:
     from flows.job_flow import job_flow
 
     # warm-up job: builds the image and starts Prefect's local server
-    job_flow(config=JobConfig(dataset=str(dataset), jobs_dir=str(jobs), job_name="warmup"))
-    result = job_flow(config=JobConfig(dataset=str(dataset), jobs_dir=str(jobs), job_name="measured", attempts=n))
+    job_flow(**JobConfig(dataset=str(dataset), jobs_dir=str(jobs), job_name="warmup").flow_parameters())
+    result = job_flow(**JobConfig(dataset=str(dataset), jobs_dir=str(jobs), job_name="measured",
+                                  attempts=n).flow_parameters())
     rows = []
     for r in result.records:
         solve, verify = r.agent.duration_sec, r.verifier.duration_sec

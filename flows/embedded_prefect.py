@@ -1,9 +1,11 @@
-"""Defaults for Prefect's embedded local mode, set before Prefect is imported.
+"""Defaults for Prefect's embedded local mode (and for CLI runs against a configured server), set
+before Prefect is imported.
 
-With no ``PREFECT_API_URL`` Prefect starts a temporary local server per process (its "ephemeral"
-mode). Measured here: 6–13 s to start, which is over Prefect's default 20 s startup budget on a
-busy 2-core machine, and its console logging drowns the progress bar. Every value is only a
-default: a variable the user already set wins.
+With no ``PREFECT_API_URL`` tbflow starts a local server per command (``flows.prefect_server``;
+Prefect's own "ephemeral" mode, used by the tests' harness, does the same lazily). Measured here:
+6–13 s to start, which is over Prefect's default 20 s startup budget on a busy 2-core machine,
+and its console logging drowns the progress bar. Every value is only a default: a variable the
+user already set wins.
 
 The local server records task runs from events, by default one SQLite write per event. With 7
 task runs per trial that cost ~0.55 CPU-s per trial in the server process on this 2-core machine
@@ -22,12 +24,27 @@ DEFAULTS = {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",
-    "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "100",
     "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE": "200",
 }
 
 
+#: How tbflow's own server process runs (``flows.prefect_server``): as Prefect runs its ephemeral
+#: server (no UI, only the services a local run needs: the task-run recorder and event persister).
+SERVER_ENV = {
+    "PREFECT_UI_ENABLED": "0",
+    "PREFECT__SERVER_EPHEMERAL": "1",
+    "PREFECT__SERVER_FINAL": "1",
+}
+
+#: Embedded mode: nobody reads the temporary server's logs, so run loggers keep quiet (INFO lines
+#: would cost server CPU). With a configured server (``PREFECT_API_URL``) the run's INFO logs go
+#: to the server, where the UI shows them; only the console is kept to warnings, for the progress bar.
+QUIET_EMBEDDED = {"PREFECT_LOGGING_LEVEL": "WARNING"}
+QUIET_CONSOLE = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"}
+
+
 def configure_embedded_prefect() -> None:
-    for key, value in DEFAULTS.items():
+    quiet = QUIET_CONSOLE if os.environ.get("PREFECT_API_URL") else QUIET_EMBEDDED
+    for key, value in {**DEFAULTS, **quiet}.items():
         os.environ.setdefault(key, value)

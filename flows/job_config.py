@@ -1,22 +1,64 @@
-"""The job flow's parameters as one pydantic model.
+"""The job flow's parameters: one pydantic model, and the same fields as flat flow parameters.
 
-One model, not loose arguments, so every entry point validates the same way: the CLI builds it
-from flags, Python callers build it directly, and a Prefect deployment renders it as a typed form
-whose server-side schema rejects bad values before a run starts. Field descriptions are what the
-Prefect UI shows.
+Every entry point validates the same way: the CLI builds a ``JobConfig`` from flags, Python
+callers build it directly, and the Prefect deployment exposes the same fields as *flat*
+parameters of ``job_flow`` (so ``prefect deployment run --param concurrency=4`` changes one field,
+docs/deployments.md). Each field's type is declared once here, as an ``Annotated`` alias that
+both the model and the flow signature use: the harness name is an enum of the registry and the
+job name carries its pattern, so Prefect's OpenAPI schema makes the UI form and the server
+reject bad values before a run is created. Field descriptions are what the Prefect UI shows.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Literal
+from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harnesses.registry import known_harnesses
-from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
+from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
 
-_JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+#: a harness name from the registry; an enum in the deployment's parameter schema
+HarnessName = Literal[tuple(known_harnesses())]  # type: ignore[valid-type]
+
+Dataset = Annotated[str, Field(min_length=1, description="A task directory or a directory of task directories "
+                                                         "(a path on the machine that runs the job).")]
+Harnesses = Annotated[list[HarnessName],  # type: ignore[valid-type]  # an enum built from the registry
+                      Field(min_length=1, description="Harnesses to run every task with.")]
+Model = Annotated[Optional[str], Field(description="PROVIDER/MODEL for model harnesses.")]
+Concurrency = Annotated[int, Field(ge=1, le=64, description="Trials running at once.")]
+Attempts = Annotated[int, Field(ge=1, le=100, description="Trials per task and harness.")]
+Include = Annotated[list[str], Field(description="Glob patterns of task names to run.")]
+Exclude = Annotated[list[str], Field(description="Glob patterns of task names to skip.")]
+NTasks = Annotated[Optional[int], Field(ge=1, description="Run only the first N tasks (by name).")]
+JobsDir = Annotated[str, Field(min_length=1, description="Where job directories are written; a relative path is "
+                                                         "taken from the working directory of the run.")]
+JobName = Annotated[Optional[str], Field(pattern=JOB_NAME_PATTERN, description=(
+    "Job directory name: letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit. "
+    "An existing job of this name is continued. Default: a timestamp plus a random suffix."))]
+TimeoutMultiplier = Annotated[float, Field(gt=0, le=100, description="Multiplies every task's agent and verifier "
+                                                                      "timeout.")]
+EnvRetries = Annotated[int, Field(ge=0, le=10, description="Retries of a trial after an environment failure (build, "
+                                                           "container, Docker API); agent and verifier outcomes are "
+                                                           "never retried.")]
+MaxLogMb = Annotated[int, Field(ge=1, le=100_000, description="Each log file copied out of a trial container is "
+                                                               "cut at this many MiB (the cut is noted in the "
+                                                               "record and the report).")]
+RerunInvalid = Annotated[Optional[Literal["all", "harness", "environment", "verifier"]], Field(
+    description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")]
+Shards = Annotated[int, Field(ge=0, le=64, description=(
+    "Split the trials into this many flow runs of the trial deployment tbflow-trials/trials, run by the "
+    "workers of its work pool (one job over many machines; jobs_dir must be on storage they all share). "
+    "0: run every trial in this flow run."))]
+Order = Annotated[OrderMode, Field(description="Start order of the trials: expected (longest expected duration "
+                                               "first: history, else task metadata, else agent timeout), name, "
+                                               "or random.")]
+OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=random (default: a new one, recorded "
+                                                             "in job.json).")]
+ForceNew = Annotated[bool, Field(description="If the job exists with another identity, start a new job directory "
+                                             "instead of refusing.")]
 
 
 class JobConfig(BaseModel):
@@ -24,44 +66,40 @@ class JobConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dataset: str = Field(description="A task directory or a directory of task directories.")
-    harnesses: list[str] = Field(default_factory=lambda: ["oracle"], min_length=1,
-                                 description="Harnesses to run every task with.")
-    model: str | None = Field(default=None, description="PROVIDER/MODEL for model harnesses.")
-    concurrency: int = Field(default=1, ge=1, le=64, description="Trials running at once.")
-    attempts: int = Field(default=1, ge=1, le=100, description="Trials per task and harness.")
-    include: list[str] = Field(default_factory=list, description="Glob patterns of task names to run.")
-    exclude: list[str] = Field(default_factory=list, description="Glob patterns of task names to skip.")
-    n_tasks: int | None = Field(default=None, ge=1, description="Run only the first N tasks (by name).")
-    jobs_dir: str = Field(default="jobs", description="Where job directories are written.")
-    job_name: str | None = Field(default=None, description="Job directory name; default: a timestamp.")
-    timeout_multiplier: float = Field(default=1.0, gt=0, le=100,
-                                      description="Multiplies every task's agent and verifier timeout.")
-    env_retries: int = Field(default=2, ge=0, le=10,
-                             description="Retries of a trial after an environment failure (build, container, "
-                                         "Docker API); agent and verifier outcomes are never retried.")
-    max_log_mb: int = Field(default=DEFAULT_MAX_LOG_MB, ge=1, le=100_000,
-                            description="Each log file copied out of a trial container is cut at this many MiB "
-                                        "(the cut is noted in the record and the report).")
-    rerun_invalid: Literal["all", "harness", "environment", "verifier"] | None = Field(
-        default=None, description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")
-    force_new: bool = Field(default=False, description="If the job exists with another identity, start a new "
-                                                       "job directory instead of refusing.")
+    dataset: Dataset
+    harnesses: Harnesses = Field(default_factory=lambda: ["oracle"])
+    model: Model = None
+    concurrency: Concurrency = 1
+    attempts: Attempts = 1
+    include: Include = Field(default_factory=list)
+    exclude: Exclude = Field(default_factory=list)
+    n_tasks: NTasks = None
+    jobs_dir: JobsDir = "jobs"
+    job_name: JobName = None
+    timeout_multiplier: TimeoutMultiplier = 1.0
+    env_retries: EnvRetries = 2
+    max_log_mb: MaxLogMb = DEFAULT_MAX_LOG_MB
+    rerun_invalid: RerunInvalid = None
+    force_new: ForceNew = False
+    shards: Shards = 0
+    order: Order = "expected"
+    order_seed: OrderSeed = None
 
     @field_validator("harnesses")
     @classmethod
-    def _known(cls, names: list[str]) -> list[str]:
-        known = known_harnesses()
-        for name in names:
-            if name not in known:
-                raise ValueError(f"unknown harness {name!r}; known: {', '.join(sorted(known))}")
+    def _once(cls, names: list[str]) -> list[str]:
         if len(set(names)) != len(names):
             raise ValueError("a harness is listed twice")
         return names
 
-    @field_validator("job_name")
     @classmethod
-    def _safe_name(cls, v: str | None) -> str | None:
-        if v is not None and not _JOB_NAME.match(v):
-            raise ValueError("use letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit")
-        return v
+    def args_docstring(cls) -> str:
+        """A Google-style ``Args:`` section of every field's description: Prefect reads flow parameter
+        descriptions (shown in the UI form) only from the flow function's docstring."""
+        lines = ["", "Args:"] + [f"    {name}: {f.description}" for name, f in cls.model_fields.items()
+                                 if f.description]
+        return "\n".join(lines) + "\n"
+
+    def flow_parameters(self) -> dict:
+        """The flat parameters of ``job_flow`` for this config."""
+        return self.model_dump()

@@ -1,92 +1,177 @@
 """The job flow: tasks × harnesses × attempts → trials, run with bounded concurrency, then the
-report flow.
+reports (the report flow's body, run inside this flow run so its artifacts are on the job's run).
 
 Everything a user can get wrong is checked by ``plan`` before the job directory is written.
 Recorded trials are kept and not run again (no container is started for them); with
 ``rerun_invalid`` the chosen invalid trials are moved into ``attempts/`` history first. On
 Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and removes the job's
 containers by label; interrupted trials end without records, so a resume runs them again.
-"""
 
-from __future__ import annotations
+What the Prefect UI shows (tags, progress artifact, one-line refusals) is in ``flows/run_ui.py``.
+
+One owner per job: the flow holds the job dir's lock (``tasks_lib/job/job_lock.py``) for the
+whole run, so a second run of the same job is refused (one line, like bad input) instead of
+sharing containers, cached stages and records; with the lock held it removes what crashed earlier
+runs left (``job_orphans``), and at the end anything of the job still there.
+
+No ``from __future__ import annotations`` here: a runner or worker validates a deployment run's
+parameters with a model Prefect builds from the annotations, and a postponed ``JobConfig`` left
+it "not fully defined", so every deployment run failed.
+"""
 
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prefect import flow, get_run_logger
-import concurrent.futures
+from prefect import flow, get_run_logger, tags
 
-from prefect.task_runners import ThreadPoolTaskRunner
-
-from flows.job_config import JobConfig
-from flows.job_plan import JobPlan, plan, upstream_for
+from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew, Harnesses, Include,
+                              JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order, OrderSeed, RerunInvalid,
+                              Shards, TimeoutMultiplier)
+from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
+from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
-from flows.cli.progress import get_listener
+from flows.cli.progress import LogListener, installed_listener, location
+from flows.report_flow import artifact_key, report_flow
+from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
+from flows.job_shards import run_shards
+from flows.trial_runner import run_trials
 from harnesses.registry import get_harness
-from flows.report_flow import report_flow
-from flows.trial_flow import trial_task_for
 from tasks_lib.trial import interrupts
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
+from tasks_lib.errors import DockerUnavailableError, InputError
+from tasks_lib.job.job_orphans import remove_orphans
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.job.records import TrialRecord, TrialSpec
 from tasks_lib.container.sandbox import remove_job_containers
 
 
-def _cleanup_hook(flow_, flow_run, state) -> None:
-    """On cancellation or crash (run in the runner/worker process): remove this run's containers.
+def _cleanup_hook(flow, flow_run, state) -> None:
+    """On cancellation or crash: remove this run's containers.
 
-    By the flow-run label every trial container carries, and by the job's label when the job has
-    a name (a resumed job's leftovers of earlier runs). A hook must never raise.
+    Prefect calls it in the flow's own process (positional arguments) after a crash there, and in
+    the runner or worker process (keyword arguments ``flow=``, ``flow_run=``, ``state=``) after it
+    cancelled the run or saw its process die, e.g. of ``kill -9``: the parameter names must be
+    Prefect's. By the flow-run label every trial container carries, and by the job's label when
+    the job has a name (a resumed job's leftovers of earlier runs). A hook must never raise.
     """
     try:
         remove_job_containers(str(flow_run.id), label=LABEL_FLOW_RUN)
     except Exception:  # noqa: BLE001
         pass
     try:
-        cfg = JobConfig.model_validate(flow_run.parameters.get("config"))
-        if cfg.job_name:
-            job = JobStore(Path(cfg.jobs_dir) / cfg.job_name).read_job()
+        params = flow_run.parameters
+        if params.get("job_name"):
+            job = JobStore(Path(params.get("jobs_dir") or "jobs") / params["job_name"]).read_job()
             remove_job_containers(job.job_id)
             stop_job_gateway(job.job_id)
     except Exception:  # noqa: BLE001 - the next run of the job cleans up by label
         pass
 
 
-@flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_hook], on_crashed=[_cleanup_hook])
-def job_flow(config: JobConfig) -> JobResult:
+def _job_flow(
+    dataset: Dataset,
+    harnesses: Harnesses = ["oracle"],  # noqa: B006 - never mutated; Prefect shows it as the form's default
+    model: Model = None,
+    concurrency: Concurrency = 1,
+    attempts: Attempts = 1,
+    include: Include = [],  # noqa: B006
+    exclude: Exclude = [],  # noqa: B006
+    n_tasks: NTasks = None,
+    jobs_dir: JobsDir = "jobs",
+    job_name: JobName = None,
+    timeout_multiplier: TimeoutMultiplier = 1.0,
+    env_retries: EnvRetries = 2,
+    max_log_mb: MaxLogMb = DEFAULT_MAX_LOG_MB,
+    rerun_invalid: RerunInvalid = None,
+    force_new: ForceNew = False,
+    shards: Shards = 0,
+    order: Order = "expected",
+    order_seed: OrderSeed = None,
+) -> JobResult:
+    """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
+    ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
+
+    Bad input (a missing dataset, a job of that name with another identity, no Docker engine)
+    ends the run Failed with a one-line message, before anything is written or any container
+    starts.
+    """
+    config = JobConfig.model_validate(dict(locals()))
     logger = get_run_logger()
-    p = plan(config, uuid.uuid4().hex[:12])
-    preflight()
+    new_job_id = uuid.uuid4().hex[:12]
+    try:
+        p = plan(config, new_job_id)
+        preflight()
+        p, lock = lock_job(config, p, new_job_id)  # one owner per job, for the whole run
+    except InputError as exc:  # also JobLockedError: another live run holds the job
+        return refused(logger, exc, f"{exc.where}: {exc.message}")
+    except DockerUnavailableError as exc:
+        return refused(logger, exc, f"docker: {exc}")
+    try:
+        return _run_job(p, logger)
+    finally:
+        lock.release()
+
+
+_job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()
+job_flow = flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_hook],
+                on_crashed=[_cleanup_hook])(_job_flow)
+
+
+def _run_job(p: JobPlan, logger) -> JobResult:
     store = JobStore(p.job_dir)
     record = job_record(p)
+    record.order = p.order
     store.write_job(record)
-    remove_job_containers(p.job_id)  # leftovers of a crashed earlier run of this job
+    remove_orphans(p.job_dir, p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
         store.archive_trial(tid)
         p.recorded.pop(tid, None)
     todo = p.todo
-    listener = get_listener(logger)
-    listener.job_started(str(p.job_dir), len(p.specs), len(p.specs) - len(todo))
+    tags_ = job_tags(p)
+    tag_flow_run(tags_, logger)
+    progress_artifact = ProgressArtifact(artifact_key(p.job_dir.name, "progress"), logger)
+    progress_artifact.count(list(p.recorded.values()))
+    listener = Fanout(LogListener(logger), progress_artifact, installed_listener())
+    listener.job_started(str(p.job_dir.resolve()), len(p.specs), len(p.specs) - len(todo))
+    if todo:
+        listener.order_planned(p.order)
     for pr in p.dataset.problems:
-        logger.warning("task %s not run: %s: %s", pr.name, pr.where, pr.message)
+        logger.warning("task %s not run: %s: %s", pr.name, pr.where, readable(pr.message))
     unfinished: list[str] = []
     model_apis = p.model_wire_apis()
     try:
-        if model_apis and todo:
+        if model_apis and todo and not p.config.shards:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
             record.harness_provenance = _bundle_provenance(p, logger)
             store.write_job(record)
-        unfinished = _run_trials(todo, p, listener)
+        with tags(*[t for t in tags_ if not t.startswith("harness:")]):  # a trial is tagged with its own
+            if p.config.shards and todo:
+                unfinished = run_shards(todo, p, listener, logger, tags_)
+            else:
+                unfinished = run_trials(todo, p, listener)
         record.ended_at = datetime.now(timezone.utc)
         store.write_job(record)
     finally:
         stop_job_gateway(p.job_id)
         listener.job_finished()
+        _sweep(p, logger)
         if not interrupts.stopping():
-            report_flow(str(p.job_dir))
+            # in this flow run's own context, so the report artifacts are on the job's run
+            report_flow.fn(str(p.job_dir))
+            logger.info("job %s: report in %s", p.job_dir.name, location(p.job_dir / "report.md"))
     return result_of(p, record, unfinished)
+
+
+def _sweep(p: JobPlan, logger) -> None:
+    """No container of the job outlives its run, even one whose removal failed while the engine
+    was away (the trial that owned it has ended by now)."""
+    try:
+        n = remove_orphans(p.job_dir, p.job_id)
+        if n:
+            logger.warning("removed %d leftover container(s) of job %s", n, p.job_dir)
+    except Exception as exc:  # noqa: BLE001 - the next command that touches the job removes them
+        logger.warning("could not remove the job's leftover containers: %s", exc)
 
 
 def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
@@ -106,45 +191,3 @@ def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
         except Exception as exc:  # noqa: BLE001 - recorded per trial as invalid: harness
             logger.warning("harness %s could not be prepared: %s", name, exc)
     return out
-
-
-def _run_trials(todo: list[TrialSpec], p: JobPlan, listener) -> list[str]:
-    interrupts.clear()
-    unfinished: list[str] = []
-    trial = trial_task_for(p.job_dir, p.config.env_retries)
-    total = len(p.specs)
-    with ThreadPoolTaskRunner(max_workers=p.config.concurrency) as runner:
-        try:
-            futures = {runner.submit(trial, {"spec": s, "job_dir": str(p.job_dir)}): s for s in todo}
-            for fut in _as_completed(list(futures)):
-                spec = futures[fut]
-                outcome = fut.result(raise_on_failure=False)
-                if isinstance(outcome, TrialRecord):
-                    p.recorded[spec.trial_id] = outcome
-                    listener.trial_finished(outcome, len(p.recorded), total)
-                else:
-                    unfinished.append(spec.trial_id)
-                    listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
-        except BaseException:
-            # Ctrl-C / SIGTERM / TerminationSignal reach only this thread. Stop the trial threads
-            # and remove their containers *before* the runner waits for those threads, so they
-            # end at once, unrecorded, and nothing of this job keeps running.
-            interrupts.request_stop()
-            remove_job_containers(p.job_id)
-            raise
-    return unfinished
-
-
-def _as_completed(futures: list, poll_sec: float = 0.5):
-    """Yield Prefect futures as they finish, waking up every ``poll_sec``.
-
-    An untimed wait (as in ``prefect.futures.as_completed``) can hold off Ctrl-C until the next
-    trial finishes; a timed one lets the signal stop the job within ``poll_sec``.
-    """
-    by_wrapped = {f.wrapped_future: f for f in futures}
-    pending = set(by_wrapped)
-    while pending:
-        done, pending = concurrent.futures.wait(pending, timeout=poll_sec,
-                                                return_when=concurrent.futures.FIRST_COMPLETED)
-        for w in done:
-            yield by_wrapped[w]

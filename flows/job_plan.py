@@ -9,6 +9,7 @@ are all recorded can be finished without starting Prefect or any container.
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from pathlib import Path
 
@@ -16,12 +17,15 @@ from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
-from tasks_lib.errors import InputError
+from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway.gateway_config import UpstreamConfig
+from tasks_lib.job.job_lock import LOCK_NAME, JobLock
 from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
 from tasks_lib.job.job_store import JobStore
-from tasks_lib.job.records import JobRecord, TrialRecord, TrialSpec
+from tasks_lib.job.records import JobRecord, TrialOrder, TrialRecord, TrialSpec
 from tasks_lib.job.task_loader import Dataset, load_dataset
+from tasks_lib.job.trial_history import expected_from_history
+from tasks_lib.job.trial_order import order_trials
 
 
 class JobPlan(BaseModel):
@@ -35,6 +39,10 @@ class JobPlan(BaseModel):
     specs: list[TrialSpec]
     recorded: dict[str, TrialRecord]
     rerun: list[str]
+    #: the job dir's name was drawn here (default name, or a --force-new dir), not given
+    generated_name: bool = False
+    #: the trials to run, in the order they start (``--order``)
+    order: TrialOrder
 
     @property
     def job_id(self) -> str:
@@ -47,21 +55,78 @@ class JobPlan(BaseModel):
 
     @property
     def todo(self) -> list[TrialSpec]:
-        return [s for s in self.specs if s.trial_id not in self.recorded or s.trial_id in self.rerun]
+        """The trials still to run, in start order."""
+        by_id = {s.trial_id: s for s in self.specs}
+        return [by_id[q.trial_id] for q in self.order.trials
+                if q.trial_id not in self.recorded or q.trial_id in self.rerun]
+
+
+def _suffix() -> str:
+    """Four random hex digits: runs started in the same second get different job dirs."""
+    return secrets.token_hex(2)
 
 
 def default_job_name() -> str:
-    return datetime.now().strftime("%Y-%m-%d__%H-%M-%S")
+    """A readable timestamp to the second plus a random suffix, e.g. ``2026-11-30__14-05-09-3fa2``."""
+    return f"{datetime.now():%Y-%m-%d__%H-%M-%S}-{_suffix()}"
 
 
 def _fresh_dir(job_dir: Path) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    candidate = job_dir.with_name(f"{job_dir.name}.{stamp}")
-    n = 2
-    while candidate.exists():
-        candidate = job_dir.with_name(f"{job_dir.name}.{stamp}-{n}")
-        n += 1
-    return candidate
+    while True:
+        candidate = job_dir.with_name(f"{job_dir.name}.{datetime.now():%Y%m%d-%H%M%S}-{_suffix()}")
+        if not candidate.exists():
+            return candidate
+
+
+def _check_jobs_dir(jobs_dir: Path) -> None:
+    """A ``--jobs-dir`` that is (or lies under) a file is bad input, said in one line."""
+    for d in (jobs_dir, *jobs_dir.parents):
+        if d.exists():
+            if not d.is_dir():
+                raise InputError("--jobs-dir", f"{jobs_dir}: {d} is a file, not a directory")
+            return
+
+
+def _is_new_job_dir(job_dir: Path) -> bool:
+    """A dir holding nothing but tbflow's lock files is a job being created, not a foreign dir."""
+    return all(p.name.startswith(LOCK_NAME) for p in job_dir.iterdir())
+
+
+def pinned(config: JobConfig, p: JobPlan) -> JobConfig:
+    """``config`` naming the planned job dir exactly, so a later plan (the job flow's) lands on it
+    too, whether its name was generated or given."""
+    return config.model_copy(update=dict(jobs_dir=str(p.job_dir.parent), job_name=p.job_dir.name, force_new=False))
+
+
+def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, JobLock]:
+    """Take the planned job's lock (``JobLockedError`` when a live run holds it).
+
+    A generated name is claimed by creating its dir exclusively (a new name is drawn if another
+    run took it in between). When the lock was not already held by this process, the job is
+    planned again under the lock: what an earlier run recorded until it let go counts.
+    """
+    for _ in range(20):
+        try:
+            if p.generated_name:
+                p.job_dir.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    p.job_dir.mkdir()
+                except FileExistsError:
+                    p = plan(config, new_job_id)
+                    continue
+            lock = JobLock.acquire(p.job_dir)
+        except OSError as exc:
+            if disk_full(exc):
+                raise
+            raise InputError("--jobs-dir", f"cannot create the job directory {p.job_dir}: {exc.strerror or exc}") from exc
+        if lock.fresh and not p.generated_name:
+            try:
+                p = plan(pinned(config, p), new_job_id)
+            except BaseException:
+                lock.release()
+                raise
+        return p, lock
+    raise InputError("--job-name", "could not find a free job name")  # 20 collisions in a row
 
 
 def upstream_for(wire_apis: list[str]) -> UpstreamConfig:
@@ -84,9 +149,11 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
         upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
+    _check_jobs_dir(Path(config.jobs_dir))
+    generated = config.job_name is None
     job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
     previous: JobRecord | None = None
-    if job_dir.exists():
+    if job_dir.exists() and not (job_dir.is_dir() and _is_new_job_dir(job_dir)):
         store = JobStore(job_dir)
         if not store.job_file.is_file():
             raise InputError("--job-name", f"{job_dir} exists and is not a tbflow job directory")
@@ -97,22 +164,27 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                 raise InputError("--job-name", f"job {job_dir} was recorded with a different identity, so its "
                                  "trials cannot be mixed with new ones:\n  " + "\n  ".join(changes)
                                  + "\n(use --force-new to start a new job instead)")
-            job_dir, previous = _fresh_dir(job_dir), None
+            job_dir, previous, generated = _fresh_dir(job_dir), None, True
     job_id = previous.job_id if previous else new_job_id
     store = JobStore(job_dir)
     keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]
     ids = [f"{t.name}.{h}.{a}" for t, h, a in keys]
     recorded = {tid: r for tid in ids if (r := store.read_trial(tid)) is not None}
-    rerun = []
-    if config.rerun_invalid:
-        rerun = [tid for tid, r in recorded.items() if r.validity.status == "invalid"
-                 and config.rerun_invalid in ("all", r.validity.kind)]
+    # a trial ended by a tbflow bug (status "error") is always run again; its record is kept in history
+    rerun = [tid for tid, r in recorded.items() if r.validity.status == "error"
+             or (config.rerun_invalid and r.validity.status == "invalid"
+                 and config.rerun_invalid in ("all", r.validity.kind))]
     specs = [
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
                   identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
                   generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
-        for (t, h, a), tid in zip(keys, ids)
+        for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
+    if config.order == "random" and config.order_seed is None:
+        config = config.model_copy(update={"order_seed": secrets.randbelow(2**31)})
+    to_run = [s for s in specs if s.trial_id not in recorded or s.trial_id in rerun]
+    history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
+    _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun)
+                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order)

@@ -42,7 +42,7 @@ def trial_table(results: Results) -> list[dict[str, Any]]:
             "harness": r.spec.harness,
             "task": r.spec.task_name,
             "attempt": r.spec.attempt,
-            "status": v.status if v.status == "scored" else f"invalid: {v.kind}",
+            "status": f"invalid: {v.kind}" if v.status == "invalid" else v.status,
             "reward": v.reward if v.status == "scored" else None,
             "reason": shorten(v.reason or "", 200),
             "seconds": round(r.duration_sec, 1),
@@ -73,6 +73,7 @@ def report_flow(job_dir: str) -> dict[str, Any]:
         "trials": results.total_trials,
         "scored": results.total_scored,
         "invalid": results.total_invalid,
+        "errors": results.total_errors,
         "summaries": [{"harness": s.harness, "trials": s.trials, "scored": s.scored, "invalid": s.invalid,
                        "mean_reward": s.mean_reward} for s in results.summaries],
     }

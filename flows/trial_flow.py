@@ -3,19 +3,31 @@ run-verifier → classify, each a Prefect task, run inline inside one ``trial`` 
 
 One thread holds one trial (the topology measured fastest, docs/architecture.md §4).
 
-Caching (docs/architecture.md §4): every cached stage has an explicit key
+Caching: only build-image is cached, with an explicit key
 ``<job id>/<trial id>/<stage>-<job identity>-g<generation>-v<STAGE_KEY_VERSION>`` — never
 Prefect's INPUTS policy, which collides across tasks, nor its default, which includes the run id.
-build-image commits eagerly, so a crash later in the trial does not redo it (prepare-harness
-keeps its result in the harness bundle cache on disk instead); run-agent → kill-process-groups → run-verifier commit only with the trial (the verifier needs
-the agent's container, so that chain is all-or-nothing). A cached build whose image was pruned is
-a miss. classify is never cached, so fixes to the rules apply on resume.
+It commits eagerly, so a crash later in the trial does not redo it, and a cached build whose image
+was pruned is a miss (prepare-harness keeps its result in the harness bundle cache on disk).
+run-agent, kill-process-groups and run-verifier are never cached: their evidence lives in the
+trial's container and in a trial dir that every run of the trial starts empty, so a re-run trial
+(a crash, an unreadable trial.json) must run them again rather than reuse results whose logs are
+gone. classify is never cached, so fixes to the rules apply on resume.
+
+A bug in tbflow (any exception it does not name) ends the trial as ``error`` with its traceback in
+``error.txt``: never booked as an environment failure, never retried, re-run on resume.
+When the container stopped under the agent (it killed PID 1), ``container_health`` decides from
+Docker's evidence whether that is the agent's result (scored 0, flagged) or the environment's.
 
 Retries: an ``EnvironmentFailure`` re-raises while ``--env-retries`` remain and Prefect re-runs
 the trial (its ``retry_condition_fn`` accepts only that type); the last try is recorded as
 invalid: environment with every try's error. Agent and verifier outcomes are data and are never
 retried. The container is removed in ``finally``; a trial interrupted by a stopping job raises
 ``Interrupted`` and leaves no record.
+
+Engine outages (a dockerd restart): every Docker call's failure, including the connection errors
+the SDK lets through as plain ``requests`` errors, is an environment failure. A trial starts only
+once the engine answers, and a failed try waits for it before it is retried (or recorded), so a
+restart of a few seconds costs the trials in flight one try and the queued ones nothing.
 """
 
 from __future__ import annotations
@@ -24,14 +36,13 @@ import json
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-import requests
-from docker.errors import DockerException
-from prefect import task
+from prefect import tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
-from prefect.tasks import exponential_backoff
+from prefect.states import Completed, State
 from prefect.transactions import CommitMode, transaction
 
 from tasks_lib.trial.harness_api import PreparedHarness
@@ -39,21 +50,25 @@ from harnesses.registry import get_harness
 from tasks_lib.trial import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.trial.classify import classify
-from tasks_lib.container.docker_client import LABEL_FLOW_RUN, LABEL_JOB_DIR
-from tasks_lib.errors import EnvironmentFailure, HarnessSetupError
+from tasks_lib.trial.container_health import stopped_container_flag
+from tasks_lib.container.docker_client import (DOCKER_ERRORS, ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR,
+                                               wait_for_engine)
+from tasks_lib.errors import ContainerError, EnvironmentFailure, HarnessSetupError, disk_full
+from tasks_lib.trial.image_ahead import take_ahead
 from tasks_lib.trial.images import ensure_image, image_present
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.gateway.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
-from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialRecord, TrialSpec, Validity,
-                               VerifierOutcome)
-from tasks_lib.container.sandbox import Sandbox, remove_trial_container
+from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialFlag, TrialRecord, TrialSpec,
+                               Validity, VerifierOutcome)
+from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_container
 from tasks_lib.job.task_loader import load_task
 from tasks_lib.job.task_model import Task
+from tasks_lib.report.text_clean import clean_text
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
-STAGE_KEY_VERSION = 2
-_NO_CACHE = dict(cache_policy=NO_CACHE, persist_result=False)
+STAGE_KEY_VERSION = 3
+_NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
 
 
 def stage_key(stage: str):
@@ -72,7 +87,7 @@ def _build_key(ctx: TaskRunContext, params: dict) -> str | None:
     return stage_key("build-image")(ctx, params) if image_present(params["task_"]) else None
 
 
-@task(name="prepare-harness", **_NO_CACHE)
+@task(name="prepare-harness", task_run_name="{spec.trial_id} · prepare-harness", **_NO_CACHE)
 def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     """Not cached by Prefect on purpose: its durable result is the harness bundle cache on disk
     (content-addressed, written atomically, so committed the moment it is built), and a Prefect
@@ -81,12 +96,14 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     return get_harness(spec.harness).prepare(task_)
 
 
-@task(name="build-image")
-def build_image(spec: TrialSpec, task_: Task, trial_dir: Path) -> ImageOutcome:
-    return ensure_image(task_, trial_dir / "build.log", "build.log")
+@task(name="build-image", task_run_name="{spec.trial_id} · build-image")
+def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
+    """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
+    return (take_ahead(spec.job_id, task_, trial_dir, first_try)
+            or ensure_image(task_, trial_dir / "build.log", "build.log"))
 
 
-@task(name="run-agent")
+@task(name="run-agent", task_run_name="{spec.trial_id} · run-agent", **_NO_CACHE)
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
@@ -101,22 +118,22 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
 
-@task(name="kill-process-groups")
+@task(name="kill-process-groups", task_run_name="{spec.trial_id} · kill-process-groups", **_NO_CACHE)
 def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
     return kill_process_groups(Sandbox.attach(spec.job_id, spec.trial_id), agent.outcome, agent.killed_at_deadline)
 
 
-@task(name="run-verifier")
+@task(name="run-verifier", task_run_name="{spec.trial_id} · run-verifier", **_NO_CACHE)
 def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierStageResult:
     interrupts.check()
     return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
                         task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes)
 
 
-@task(name="classify", **_NO_CACHE)
-def classify_stage(kind: str, error: StageError | None, agent: AgentOutcome | None,
-                   verifier: VerifierOutcome | None) -> Validity:
-    return classify(kind, error, agent, verifier)  # type: ignore[arg-type]
+@task(name="classify", task_run_name="{trial_id} · classify", **_NO_CACHE)
+def classify_stage(trial_id: str, kind: str, error: StageError | None, agent: AgentOutcome | None,
+                   verifier: VerifierOutcome | None, broke: TrialFlag | None = None) -> Validity:
+    return classify(kind, error, agent, verifier, broke)  # type: ignore[arg-type]
 
 
 def _retry_environment_only(task_, task_run, state) -> bool:
@@ -133,7 +150,12 @@ class EnvironmentRetry(EnvironmentFailure):
 
 
 @task(name="trial", task_run_name="{spec.trial_id}", **_NO_CACHE)
-def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
+def run_trial(spec: TrialSpec, job_dir: str) -> State:
+    with tags(f"harness:{spec.harness}"):  # the stage runs too: task options' tags are not inherited
+        return _trial_body(spec, job_dir)
+
+
+def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     store = JobStore(Path(job_dir))
     ctx = TaskRunContext.get()
     run_count = ctx.task_run.run_count if ctx else 1
@@ -144,22 +166,24 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     trial_dir = store.reset_trial_dir(spec.trial_id)
     harness = get_harness(spec.harness)
     started = datetime.now(timezone.utc)
-    image = agent = kill = verifier = error = prepared = logs = None
+    image = agent = kill = verifier = error = prepared = broke = logs = None
+    flags: list[TrialFlag] = []
     retryable = True
-    storage = dict(result_storage=store.job_dir / ".cache", persist_result=True)
+    storage: dict[str, Any] = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
+        if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
+            raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
         task_ = load_task(Path(spec.task_path))
         with transaction(commit_mode=CommitMode.EAGER):
             prepared = prepare_harness(spec, task_)
-            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir)
+            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir,
+                                                                                 run_count <= 1)
         if image.build_log and not (trial_dir / image.build_log).exists():
             image = image.model_copy(update={"build_log": None})  # cached from an earlier try
-        agent = run_agent_stage.with_options(cache_key_fn=stage_key("run-agent"), **storage)(
-            spec, task_, prepared, image.tag, trial_dir)
-        kill = kill_stage.with_options(cache_key_fn=stage_key("kill-process-groups"), **storage)(spec, agent)
-        checked = run_verifier_stage.with_options(cache_key_fn=stage_key("run-verifier"), **storage)(
-            spec, task_, trial_dir)
-        verifier, logs = checked.outcome, checked.logs
+        agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)
+        kill = kill_stage(spec, agent)
+        checked = run_verifier_stage(spec, task_, trial_dir)
+        verifier, broke, flags, logs = checked.outcome, checked.broke, checked.flags, checked.logs
         if checked.ran_next_to is not None:
             kill = kill.model_copy(update={"left_running": checked.ran_next_to})
     except interrupts.Interrupted:
@@ -167,17 +191,26 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
     except HarnessSetupError as exc:
         error = StageError(stage="prepare-harness", kind="harness", message=str(exc))
     except EnvironmentFailure as exc:
-        error = StageError(stage=exc.stage, kind="environment", message=exc.message, evidence=exc.evidence)
-        retryable = exc.retryable
-    except (DockerException, requests.exceptions.RequestException) as exc:
+        broke = stopped_container_flag(container_name(spec.job_id, spec.trial_id), trial_dir,
+                                       task_.config.environment.memory_mb) if agent is not None else None
+        if broke is None:
+            error = StageError(stage=exc.stage, kind="environment", message=exc.message, evidence=exc.evidence)
+            retryable = exc.retryable
+    except DOCKER_ERRORS as exc:
         error = StageError(stage="docker", kind="environment", message=f"Docker engine error: {exc}")
     except Exception as exc:  # a tbflow bug must still end the trial visibly, with its traceback
+        if disk_full(exc):
+            raise  # nothing can be recorded; the job stops (job_flow)
         (trial_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-        error = StageError(stage="tbflow", kind="environment", evidence="error.txt",
-                           message=f"internal error {type(exc).__name__}: {exc}")
+        error = StageError(stage="tbflow", kind="internal", evidence="error.txt",
+                           message=f"{type(exc).__name__}: {exc}")
     finally:
-        if error is not None and image is not None and verifier is None:  # keep the agent's logs as evidence
+        if (error is not None or broke is not None) and image is not None and verifier is None:  # agent logs as evidence
             logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
+        remove_trial_container(spec.job_id, spec.trial_id)
+    if error is not None and error.kind == "environment" and wait_for_engine():
+        # The engine was away (restarting) when the container should have gone: remove it now,
+        # and retry only once the engine answers again, so the outage costs one try, not all.
         remove_trial_container(spec.job_id, spec.trial_id)
     agent_outcome = read_agent_logs(agent.outcome, harness, trial_dir) if agent else None
     interrupts.check()
@@ -187,7 +220,7 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         retry_log.parent.mkdir(exist_ok=True)
         retry_log.write_text(json.dumps(earlier + [f"{error.stage}: {error.message}"]))
         raise EnvironmentRetry(error.stage, f"retrying after: {error.message}", error.evidence)
-    validity = classify_stage(harness.kind, error, agent_outcome, verifier)
+    validity = classify_stage(spec.trial_id, harness.kind, error, agent_outcome, verifier, broke)
     if earlier and error is not None:
         validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
     ended = datetime.now(timezone.utc)
@@ -196,15 +229,35 @@ def run_trial(spec: TrialSpec, job_dir: str) -> TrialRecord:
         harness_provenance=[p.model_dump(mode="json") for p in getattr(prepared, "provenance", [])],
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
         image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier, logs=logs,
-        validity=validity, previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,
+        validity=validity, flags=flags + ([broke] if broke is not None and error is None else []),
+        previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,
     )
     store.write_trial(record)
     retry_log.unlink(missing_ok=True)
-    return record
+    return verdict_state(record)
 
 
-def trial_task_for(job_dir: Path, env_retries: int):
-    """The trial task configured with this job's retry policy for environment failures."""
+def verdict_state(record: TrialRecord) -> State:
+    """The trial task's final state: ``Completed`` for a scored trial, ``Completed`` named
+    ``Invalid`` for an invalid one, with the verdict as the state message, so the UI tells them
+    apart at a glance. Either way the data is the record (what ``future.result()`` returns); an
+    invalid trial is a result of the job, not a failure of the task.
+    """
+    v = record.validity
+    if v.status == "scored":
+        return Completed(data=record, message=f"scored {v.reward:g}")
+    reason = clean_text(v.reason or "").strip()
+    return Completed(data=record, name="Invalid", message=f"invalid: {v.kind}: {reason}"[:1000])
+
+
+#: seconds before an environment failure's retry (± jitter). One number, not a backoff list: the
+#: Prefect UI shows a list of delays as "NaNs".
+ENV_RETRY_DELAY_SEC = 3
+
+
+def trial_task_for(job_dir: Path, env_retries: int, harness: str):
+    """The trial task of one harness, tagged with it, with this job's retry policy for environment
+    failures."""
     return run_trial.with_options(retries=env_retries, retry_condition_fn=_retry_environment_only,
-                                  retry_delay_seconds=exponential_backoff(backoff_factor=1),
-                                  retry_jitter_factor=0.5)
+                                  retry_delay_seconds=ENV_RETRY_DELAY_SEC, retry_jitter_factor=0.5,
+                                  tags={f"harness:{harness}"})

@@ -17,9 +17,18 @@ not exceptions: they are recorded data that ``classify`` turns into a verdict.
 
 from __future__ import annotations
 
+import errno
+
 
 class TbflowError(Exception):
     """Base of every error tbflow raises on purpose."""
+
+    def __repr__(self) -> str:
+        # Prefect logs a failed or retried task run's exception with %r: show the message as text
+        # (real line breaks, no terminal colour codes from a build log), not as an escaped string.
+        from tasks_lib.report.text_clean import clean_text
+
+        return clean_text(f"{type(self).__name__}: {self}").strip()
 
 
 class InputError(TbflowError):
@@ -83,3 +92,9 @@ class UnsafeArchiveError(TransferError):
     agent run only to be refused again."""
 
     retryable = False
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True for "no space left" (or quota) under tbflow's own dirs: not the trial's fault, not bad
+    input, and no retry can help, so the job stops and says so (the CLI's exit code 4)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -23,6 +23,16 @@ configure_embedded_prefect()
 BASE_IMAGE = "tbflow/base:bookworm"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_trial_history(tmp_path_factory):
+    """The session's jobs read and write their own duration history, never the user's: the start
+    order of a test's job must not depend on what ran on this machine before."""
+    import os
+
+    os.environ["TBFLOW_HISTORY"] = str(tmp_path_factory.getbasetemp() / "trial-history.sqlite")
+    yield
+
+
 @pytest.fixture(scope="session")
 def docker_ready():
     from tasks_lib.container.docker_client import get_client, preflight
@@ -50,7 +60,7 @@ def run_job(docker_ready, prefect_local, tmp_path):
     def _run(dataset: Path, **kw):
         kw.setdefault("jobs_dir", str(tmp_path / "jobs"))
         kw.setdefault("job_name", "job")
-        return job_flow(config=JobConfig(dataset=str(dataset), **kw))
+        return job_flow(**JobConfig(dataset=str(dataset), **kw).flow_parameters())
 
     return _run
 
@@ -65,46 +75,35 @@ def _no_leftover_containers(request, tmp_path_factory):
     yield
     if "docker_ready" not in request.fixturenames and "run_job" not in request.fixturenames:
         return
-    import os
+    from session_cleanup import own_containers
+    from tasks_lib.container.sandbox import remove_container
 
-    from tasks_lib.container.docker_client import LABEL_JOB_DIR, LABEL_TRIAL, get_client
-
-    from docker.errors import NotFound
-
-    base = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
-    # sparse: one list call, no inspect per container — another session's container may vanish
-    # between the two (a 404 that failed this check for a container that was never ours)
-    left = [c for c in get_client().containers.list(all=True, sparse=True, filters={"label": LABEL_TRIAL})
-            if os.path.realpath((c.attrs.get("Labels") or {}).get(LABEL_JOB_DIR, "/nonexistent")).startswith(base)]
-    names = [(c.attrs.get("Names") or [c.id])[0].lstrip("/") for c in left]
+    left = own_containers(str(tmp_path_factory.getbasetemp()))
+    names = [c["Names"][0].lstrip("/") for c in left]
     for c in left:
-        try:
-            c.remove(force=True)
-        except NotFound:
-            pass
+        remove_container(c["Id"])
     assert not names, f"trial containers left behind: {names}"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _remove_test_images():
+def _remove_test_images(tmp_path_factory):
     """Tests build task images with unique contents (so they really build); remove the ones this
-    session created, so repeated runs on one machine do not pile up images."""
-    import time
+    session built, so repeated runs on one machine do not pile up images.
 
-    started = time.time()
+    Only images whose build context (label ``tbflow.context``) lies under this session's temporary
+    dirs count: images of the examples, of another session or of a user's job are never touched.
+    """
     yield
     try:
+        from session_cleanup import own_images
         from tasks_lib.container.docker_client import get_client
 
-        client = get_client()
-        for image in client.images.list(filters={"label": "tbflow=1"}):
-            created = image.attrs.get("Created", "")
-            from datetime import datetime
-
-            ts = datetime.fromisoformat(created[:26].rstrip("Z") + "+00:00").timestamp() if created else 0
-            if ts >= started - 1 and any(t.startswith("tbflow-task/") for t in image.tags):
-                for tag in image.tags:
-                    client.images.remove(tag, noprune=False)
+        api = get_client().api
+        for ref in own_images(api, str(tmp_path_factory.getbasetemp())):
+            try:
+                api.remove_image(ref, noprune=False)
+            except Exception:  # noqa: BLE001 - in use or gone: leave it
+                pass
     except Exception:  # noqa: BLE001 - housekeeping must never fail the suite
         pass
 

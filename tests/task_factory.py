@@ -18,7 +18,7 @@ REWARD_FROM_EXIT = textwrap.dedent("""\
 
 def make_task(root: Path, name: str, *, solve: str = "true\n", test_sh: str | None = None,
               check: str = "true", dockerfile: str = DEFAULT_DOCKERFILE, env_files: dict[str, str] | None = None,
-              agent_timeout: float = 60, verifier_timeout: float = 60, extra_toml: str = "",
+              agent_timeout: float = 60, verifier_timeout: float = 60, extra_toml: str = "", build_timeout: float = 300,
               instruction: str = "Do the task.\n") -> Path:
     """Create ``root/name`` and return its path.
 
@@ -39,7 +39,7 @@ def make_task(root: Path, name: str, *, solve: str = "true\n", test_sh: str | No
         timeout_sec = {verifier_timeout}
 
         [environment]
-        build_timeout_sec = 300
+        build_timeout_sec = {build_timeout}
         allow_internet = false
         """) + extra_toml)
     (d / "instruction.md").write_text(instruction)

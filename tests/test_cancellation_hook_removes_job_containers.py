@@ -19,10 +19,10 @@ def test_hook_removes_only_this_jobs_containers(docker_ready, tmp_path):
     other = docker_ready.containers.run("tbflow/base:bookworm", ["sleep", "infinity"], detach=True, init=True,
                                         network_mode="none", labels={"tbflow.test": "other-job"})
     try:
-        run = types.SimpleNamespace(id="not-this-run", parameters={"config": {
-            "dataset": "x", "jobs_dir": str(tmp_path / "jobs"), "job_name": "j"}})
+        run = types.SimpleNamespace(id="not-this-run", parameters={
+            "dataset": "x", "jobs_dir": str(tmp_path / "jobs"), "job_name": "j"})
         _cleanup_hook(None, run, None)
-        ids = {c.id for c in docker_ready.containers.list(all=True)}
+        ids = {c.id for c in docker_ready.containers.list(all=True, ignore_removed=True)}
         assert mine.id not in ids
         assert other.id in ids
     finally:
@@ -38,9 +38,9 @@ def test_hook_finds_an_unnamed_jobs_containers_by_flow_run(docker_ready):
                                        network_mode="none",
                                        labels={LABEL_ROOT: "1", LABEL_FLOW_RUN: "run-123", LABEL_TRIAL: "t.nop.1"})
     try:
-        run = types.SimpleNamespace(id="run-123", parameters={"config": {"dataset": "x"}})  # no job_name
+        run = types.SimpleNamespace(id="run-123", parameters={"dataset": "x"})  # no job_name
         _cleanup_hook(None, run, None)
-        assert mine.id not in {c.id for c in docker_ready.containers.list(all=True)}
+        assert mine.id not in {c.id for c in docker_ready.containers.list(all=True, ignore_removed=True)}
     finally:
         try:
             mine.remove(force=True)

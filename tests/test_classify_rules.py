@@ -39,8 +39,27 @@ def test_model_harness_with_tokens_is_scored_despite_crash_or_timeout():
 def test_verifier_problems_are_invalid_verifier():
     assert classify("reference", None, agent(), verifier(None, problem="no reward")).kind == "verifier"
     assert classify("reference", None, agent(), verifier(None, timed_out=True)).kind == "verifier"
-    t = classify("reference", None, agent(), verifier(1.0, tampered=True, problem="reward.txt changed"))
-    assert (t.status, t.kind) == ("invalid", "verifier")
+
+
+def test_tampering_keeps_the_reward_test_sh_wrote():
+    t = classify("reference", None, agent(), verifier(0.0, tampered=True))
+    assert (t.status, t.reward) == ("scored", 0.0)
+
+
+def test_broken_container_is_the_agents_result_scored_zero():
+    from tasks_lib.job.records import TrialFlag
+
+    flag = TrialFlag(kind="broke-container", message="removed /usr/bin/bash", evidence="verifier/broken.txt")
+    t = classify("reference", None, agent(), verifier(None, problem="no reward"), broke=flag)
+    assert (t.status, t.reward, t.evidence) == ("scored", 0.0, "verifier/broken.txt")
+    assert classify("reference", None, agent(), None, broke=flag).reward == 0.0
+
+
+def test_tbflow_bug_is_an_error_not_invalid_environment():
+    err = StageError(stage="tbflow", kind="internal", message="KeyError: 'x'", evidence="error.txt")
+    t = classify("reference", err, agent(), verifier(1.0))
+    assert (t.status, t.kind, t.evidence) == ("error", None, "error.txt")
+    assert "internal error" in t.reason
 
 
 def test_harness_setup_error_is_invalid_harness():

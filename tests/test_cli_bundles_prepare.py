@@ -115,7 +115,6 @@ def test_second_prepare_is_a_cache_hit_without_npm_or_pip(prepared, monkeypatch,
         print(f"\nTIMING cache hit {cls.name}: {took:.3f}s")
         assert again.uploads == prepared[cls.name][1].uploads
         assert again.provenance == prepared[cls.name][1].provenance
-        assert took < 2.0
 
 
 @pytest.mark.parametrize("name", [c.name for c in HARNESSES])

@@ -33,14 +33,14 @@ def _in_container(client, path):
 STAGES = {
     # stage: (task overrides, condition that says the stage is running)
     "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 6\n"),
-              lambda c, trial_dir: (trial_dir / "build.log").exists()),
+              lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
     "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
               lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/agent-1.sid")),
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
                  lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.sid")),
     "download": (dict(test_sh="#!/bin/bash\nhead -c 300000000 /dev/zero > /logs/verifier/big.bin\n"
                               "echo 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: _in_container(c, "/logs/verifier/.tbflow-snapshot/exit-code")),
+                 lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.done")),
 }
 
 
@@ -55,7 +55,8 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     make_task(ds, "b-slow", **overrides)
     jobs = tmp_path / "jobs"
     proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
-                             "--job-name", "j"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT,
                             text=True)
     trial_dir = jobs / "j" / "trials" / SLOW
     try:

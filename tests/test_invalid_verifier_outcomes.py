@@ -48,15 +48,3 @@ def test_agent_prewritten_reward_is_discarded(run_job, tmp_path):
     rec = record_of(run_job(ds), "forged")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0)
     assert rec.verifier.rewards == {"reward": 0.0}
-
-
-def test_reward_written_after_test_sh_exited_is_tampering(run_job, tmp_path):
-    ds = tmp_path / "ds"
-    # The agent leaves a watcher behind that rewrites the reward once tbflow snapshotted it.
-    watcher = ("nohup sh -c 'while [ ! -e /logs/verifier/.tbflow-snapshot/exit-code ]; do sleep 0.01; done; "
-               "echo 1 > /logs/verifier/reward.txt' >/dev/null 2>&1 &\n")
-    make_task(ds, "tamper", solve=watcher, test_sh="#!/bin/bash\necho 0 > /logs/verifier/reward.txt\nsleep 0.5\n")
-    rec = record_of(run_job(ds), "tamper")
-    assert rec.validity.status == "invalid" and rec.validity.kind == "verifier"
-    assert rec.verifier.tampered
-    assert "changed after test.sh exited" in rec.validity.reason

@@ -12,24 +12,35 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from flows.cli.progress import describe
-from tasks_lib.job.records import TrialRecord
+from tasks_lib.job.records import TrialOrder, TrialRecord
+from tasks_lib.job.trial_order import describe_order
 
+ORDER_LINES = 12
 console = Console(stderr=True)
+_STATUS = {"scored": "[green]scored[/green]", "invalid": "[red]invalid[/red]", "error": "[bold red]tbflow error[/bold red]"}
 out = Console()
 
 
 class RichProgress:
-    def __init__(self) -> None:
+    def __init__(self, on_job_dir=None) -> None:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._on_job_dir = on_job_dir  # told the job directory in use (for stopping cleanly)
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        if self._on_job_dir is not None:
+            self._on_job_dir(job_dir)
         console.print(f"[bold]tbflow[/bold] job {job_dir}: {total} trials"
                       + (f" ({already_done} already recorded, kept)" if already_done else ""))
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TimeElapsedColumn(), console=console, transient=True)
         self._progress.start()
         self._task = self._progress.add_task("trials", total=total, completed=already_done)
+
+    def order_planned(self, order: TrialOrder) -> None:
+        """The start order, first ``ORDER_LINES`` trials (all of it is in job.json)."""
+        target = self._progress.console if self._progress is not None else console
+        target.print("\n".join(describe_order(order, ORDER_LINES)), markup=False, highlight=False)
 
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
         if self._progress is not None and self._task is not None:
@@ -53,9 +64,11 @@ def print_results(result) -> None:
         table.add_column(col, overflow="fold")
     for r in records:
         v = r.validity
-        detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind}: {(v.reason or '').splitlines()[0][:160]}"
-        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt),
-                      "[green]scored[/green]" if v.status == "scored" else "[red]invalid[/red]",
+        reason = (v.reason or "").splitlines()[0][:160] if v.reason else ""
+        detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind or 'tbflow'}: {reason}"
+        if r.flags:
+            detail += " (flagged: " + "; ".join(f.kind for f in r.flags) + ")"
+        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt), _STATUS[v.status],
                       detail, f"{r.duration_sec:.1f}s")
     out.print(table)
     scored = [r.validity.reward or 0.0 for r in records if r.validity.status == "scored"]
@@ -64,6 +77,10 @@ def print_results(result) -> None:
     by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) if kinds else "none"
     mean = f"{sum(scored) / len(scored):.3f}" if scored else "n/a (no scored trials)"
     out.print(f"scored: {len(scored)}   invalid: {invalid} ({by_kind})   mean reward over scored: {mean}")
+    errors = [r.trial_id for r in records if r.validity.status == "error"]
+    if errors:
+        out.print(f"[bold red]tbflow errors[/bold red]: {len(errors)} trial(s) ended by a bug in tbflow "
+                  f"(see error.txt in each; resume runs them again): {', '.join(errors)}")
     for p in result.task_problems:
         out.print(f"[yellow]task not loaded[/yellow] {p.name}: {p.where}: {p.message}", markup=True)
     if result.unfinished:

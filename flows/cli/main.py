@@ -2,9 +2,10 @@
 
 It builds a ``JobConfig`` from flags (so bad values exit 2 naming the flag, before anything is
 written), plans the job without Prefect (bad input, a changed identity and a missing Docker engine
-fail fast), runs the job flow in Prefect's embedded local mode (no server to start) with a
-progress bar, and prints the per-trial table and the summary. A job whose trials are all recorded
-is finished without starting Prefect or any container.
+fail fast), runs the job flow with a progress bar against a local Prefect server it starts
+itself, first, in parallel with planning (``flows.prefect_server``), and prints the per-trial
+table and the summary. Signals stop it cleanly (``flows.cli.stopping``). A job whose trials are all
+recorded is finished without starting Prefect or any container.
 
 No ``from __future__ import annotations`` here: Typer reads the annotations at runtime.
 """
@@ -26,8 +27,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concurrency", "attempts": "--attempts",
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
-         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb"}
+         "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
+         "order": "--order", "order_seed": "--seed"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
+#: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
+EXIT_TBFLOW_ERROR = 3
+#: exit code when the disk under the jobs dir is full (not 2: the input was fine)
+DISK_FULL = 4
+ORDER_HELP = ("Start order of the trials: expected (longest expected duration first: the task's earlier run "
+              "times on this machine, else its metadata estimate, else its agent timeout), name, or random.")
+SEED_HELP = "Seed for --order random (default: a new one, recorded in job.json)."
 
 
 @app.callback()
@@ -49,13 +58,20 @@ def _config(**kw):
         return JobConfig(**kw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        fail(_FLAG.get(str(err["loc"][0]), str(err["loc"][0])), err["msg"].removeprefix("Value error, "))
+        field = str(err["loc"][0])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "literal_error":
+            msg = f"unknown value {err['input']!r}: {msg}"
+        elif err["type"] == "string_pattern_mismatch" and field == "job_name":
+            msg = f"{err['input']!r}: use letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit"
+        fail(_FLAG.get(field, field), msg)
 
 
 @app.command()
 def run(
     dataset: str = typer.Argument(..., help="A task directory, or a directory of task directories."),
-    harness: List[str] = typer.Option(["oracle"], "--harness", "-a", help="Harness to run (repeatable): oracle, nop, codex, opencode, pi, claude-code."),
+    harness: List[str] = typer.Option(["oracle"], "--harness", "-a",
+                                      help="Harness to run (repeatable): oracle, nop, codex, opencode, pi, claude-code."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="PROVIDER/MODEL for model harnesses."),
     concurrency: int = typer.Option(1, "--concurrency", "-n", min=1, max=64, help="Trials running at once."),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, max=100, help="Trials per task and harness."),
@@ -64,8 +80,9 @@ def run(
     n_tasks: Optional[int] = typer.Option(None, "--n-tasks", min=1, help="Run only the first N tasks (by name)."),
     jobs_dir: str = typer.Option("jobs", "--jobs-dir", help="Where job directories are written."),
     job_name: Optional[str] = typer.Option(None, "--job-name",
-                                           help="Job directory name (default: a timestamp). An existing job "
-                                                "with this name is continued: recorded trials are kept."),
+                                           help="Job directory name (default: a timestamp plus a random suffix). "
+                                                "An existing job with this name is continued: recorded trials "
+                                                "are kept; while another run holds the job it is refused (exit 2)."),
     timeout_multiplier: float = typer.Option(1.0, "--timeout-multiplier", min=0.01, max=100,
                                              help="Multiply every agent and verifier timeout (recorded in the job)."),
     env_retries: int = typer.Option(2, "--env-retries", min=0, max=10,
@@ -75,12 +92,19 @@ def run(
     max_log_mb: int = typer.Option(DEFAULT_MAX_LOG_MB, "--max-log-mb", min=1,
                                    help="Cut each log file copied out of a trial container at this many MiB "
                                         "(noted in the record and the report)."),
+    order: str = typer.Option("expected", "--order", metavar="expected|name|random", help=ORDER_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:
-    """Run every task with each harness and record each trial as scored or invalid."""
+    """Run every task with each harness and record each trial as scored or invalid.
+
+    Ctrl-C, SIGTERM, SIGHUP: exit 130/143/129, containers removed, resume command printed.
+
+    A second signal stops at once. Prefect: PREFECT_API_URL if set, else a local server tbflow runs.
+    """
     _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
-                     max_log_mb=max_log_mb))
+                     max_log_mb=max_log_mb, order=order, order_seed=seed))
 
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))
@@ -94,6 +118,9 @@ def resume(
                                               help="Trials running at once (default: as recorded)."),
     env_retries: Optional[int] = typer.Option(None, "--env-retries", min=0, max=10,
                                               help="Retries after an environment failure (default: as recorded)."),
+    order: Optional[str] = typer.Option(None, "--order", metavar="expected|name|random",
+                                        help=ORDER_HELP + " Default: as recorded."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:
     """Continue a job: keep recorded trials, run the missing (interrupted) ones."""
     from tasks_lib.errors import InputError
@@ -107,57 +134,129 @@ def resume(
         fail(exc.where, exc.message)
     cfg = dict(record.config)
     cfg.update(jobs_dir=str(job_dir.resolve().parent), job_name=job_dir.resolve().name, force_new=False,
-               rerun_invalid=rerun_invalid)
+               rerun_invalid=rerun_invalid, shards=0)  # the CLI runs trials here (shards: docs/deployments.md)
     if concurrency is not None:
         cfg["concurrency"] = concurrency
     if env_retries is not None:
         cfg["env_retries"] = env_retries
+    if order is not None:
+        cfg["order"] = order
+        cfg["order_seed"] = seed
+    elif seed is not None:
+        cfg["order_seed"] = seed
     _run_job(_config(**cfg))
 
 
 def _run_job(config) -> None:
+    configure_embedded_prefect()
+    from flows import prefect_server
+
+    # The server starts first, while we import, plan and check Docker; only a job that may be
+    # all recorded already (an existing --job-name, resume) is planned before anything starts.
+    job_json = Path(config.jobs_dir) / (config.job_name or "") / "job.json"
+    server = None if config.job_name and job_json.is_file() else prefect_server.start()
     from flows.cli.console import RichProgress, print_results
     from flows.cli import progress
+    from flows.job_plan import lock_job, pinned, plan
+    from flows.cli.stopping import StopHandlers
     from tasks_lib.container.docker_client import preflight
-    from tasks_lib.errors import DockerUnavailableError, InputError
+    from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
 
-    configure_embedded_prefect()
-    from flows.job_plan import plan
+    lock = None
+    with StopHandlers() as stop:
+        try:  # fail fast on bad input, a changed identity, a job held by another run and a missing engine
+            new_job_id = uuid.uuid4().hex[:12]
+            planned = plan(config, new_job_id)
+            if not _all_recorded(planned):
+                preflight()
+            planned, lock = lock_job(config, planned, new_job_id)  # refused at once while another run holds it
+            if _all_recorded(planned):
+                try:
+                    _finish_recorded(planned)
+                finally:
+                    lock.release()
+                return
+            config = pinned(config, planned)  # the job flow plans the same (possibly generated) job dir
+            server = server or prefect_server.start()
+            assert server is not None
+            stop.job_dir = planned.job_dir
+            server.watch_job_dir(planned.job_dir)
+            from flows.job_flow import job_flow  # importing Prefect also overlaps the server's start
 
-    try:  # fail fast on bad input, a changed identity and a missing engine, before Prefect starts
-        planned = plan(config, uuid.uuid4().hex[:12])
-        if not planned.todo and planned.previous is not None:
-            _finish_recorded(planned)
-            return
-        preflight()
-    except InputError as exc:
-        fail(exc.where, exc.message)
-    except DockerUnavailableError as exc:
-        fail("docker", str(exc))
-    from flows.job_flow import job_flow
+            server.wait_ready()
+        except InputError as exc:
+            _release(lock)
+            fail(exc.where, exc.message)
+        except DockerUnavailableError as exc:
+            _release(lock)
+            fail("docker", str(exc))
+        except RuntimeError as exc:
+            _release(lock)
+            fail("prefect", str(exc), code=1)
+        except KeyboardInterrupt:
+            _release(lock)
+            _stopped(stop, planned=None)
+        stop.quiet_prefect_console()
+        def job_dir_in_use(job_dir: str) -> None:  # the flow names an unnamed job itself
+            if server is not None:
+                server.watch_job_dir(job_dir)
+            stop.job_dir = Path(job_dir)
 
-    listener = RichProgress()
-    progress.set_listener(listener)
-    previous = signal.signal(signal.SIGTERM, _sigterm)
-    try:
-        result = job_flow(config=config)
-    except InputError as exc:
-        fail(exc.where, exc.message)
-    except DockerUnavailableError as exc:
-        fail("docker", str(exc))
-    except KeyboardInterrupt:
-        listener.job_finished()
-        typer.echo("tbflow: interrupted; unfinished trials were not recorded and will run on resume.", err=True)
-        raise typer.Exit(130)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        progress.set_listener(None)
+        listener = RichProgress(on_job_dir=job_dir_in_use)
+        progress.set_listener(listener)
+        try:
+            result = job_flow(**config.flow_parameters())
+        except InputError as exc:
+            fail(exc.where, exc.message)
+        except DockerUnavailableError as exc:
+            fail("docker", str(exc))
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
+            fail("disk full", f"{exc.strerror} ({exc.filename or config.jobs_dir}); free space under "
+                 f"{config.jobs_dir} and run `tbflow resume` on the job: recorded trials are kept", DISK_FULL)
+        except BaseException as exc:
+            if stop.signum is None and not _is_termination(exc):
+                raise
+            listener.job_finished()
+            if stop.signum is None:  # Prefect turned a SIGTERM into TerminationSignal and did not re-send it
+                stop.signum = signal.SIGTERM
+            _stopped(stop, planned)
+        finally:
+            progress.set_listener(None)
+            _release(lock)
     print_results(result)
+    if any(r.validity.status == "error" for r in result.records):
+        raise typer.Exit(EXIT_TBFLOW_ERROR)
 
 
-def _sigterm(signum, frame):  # noqa: ANN001
-    """SIGTERM ends the job like Ctrl-C: containers removed, unfinished trials left unrecorded."""
-    raise KeyboardInterrupt
+def _all_recorded(planned) -> bool:
+    return not planned.todo and planned.previous is not None
+
+
+def _release(lock) -> None:
+    if lock is not None:
+        lock.release()
+
+
+def _is_termination(exc: BaseException) -> bool:
+    from prefect.exceptions import TerminationSignal
+
+    return isinstance(exc, (KeyboardInterrupt, TerminationSignal))
+
+
+def _stopped(stop, planned) -> None:
+    """Print the one-paragraph summary of a stopped job and exit 128 + the signal number."""
+    from flows.cli.stopping import stop_summary
+
+    job_dir = stop.job_dir
+    trials = [s.trial_id for s in planned.specs] if planned is not None else []
+    resume = f"tbflow resume {job_dir}" if job_dir is not None else ""
+    try:
+        typer.echo(stop_summary(job_dir, stop.signum or signal.SIGINT, trials, resume), err=True)
+    except (OSError, ValueError):  # the terminal is gone (SIGHUP)
+        pass
+    raise typer.Exit(stop.exit_code)
 
 
 def _finish_recorded(planned) -> None:
@@ -169,6 +268,33 @@ def _finish_recorded(planned) -> None:
     typer.echo(f"tbflow: job {planned.job_dir}: all {len(planned.specs)} trials already recorded", err=True)
     write_reports(planned.job_dir)
     print_results(result_of(planned, job_record(planned), []))
+
+
+@app.command()
+def gc(
+    jobs_dir: Optional[Path] = typer.Option(None, "--jobs-dir",
+                                            help="Only jobs under this directory (default: every job)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
+) -> None:
+    """Remove trial containers left by crashed runs of every job on this Docker engine; never those of a running job."""
+    from tasks_lib.container.docker_client import preflight
+    from tasks_lib.errors import DockerUnavailableError
+    from tasks_lib.job.job_orphans import collect_garbage
+
+    try:
+        preflight()
+    except DockerUnavailableError as exc:
+        fail("docker", str(exc))
+    report = collect_garbage(jobs_dir, dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for job_dir, names in report.removed.items():
+        typer.echo(f"{verb} {len(names)} container(s) of {job_dir}: {', '.join(names)}")
+    for job_dir, who in report.live.items():
+        typer.echo(f"kept {job_dir}: {who}")
+    for job_dir, why in report.left_alone.items():
+        typer.echo(f"left alone {job_dir}: {why}")
+    n = sum(len(v) for v in report.removed.values())
+    typer.echo(f"{verb} {n} orphan container(s); {len(report.live)} running job(s) untouched")
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from flows.cli.cli_options import optional_value_command
 from tasks_lib.errors import InputError
 from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
 from tasks_lib.report.job_diff import diff_jobs
+from tasks_lib.job.job_orphans import remove_orphans_quietly
 from tasks_lib.report.render_diff import render_diff
 from tasks_lib.report.render_junit import render_junit
 from tasks_lib.report.render_markdown import render_markdown
@@ -90,6 +91,7 @@ def report(
     try:
         threshold = parse_threshold(fail_on_invalid) if fail_on_invalid is not None else None
         results = load_results(job_dir)
+        remove_orphans_quietly(job_dir, results.job.job_id)  # containers of a crashed run, if any
         if write:
             write_reports(job_dir, results)
     except InputError as exc:

@@ -31,6 +31,8 @@ from typing import Any, Iterator
 from tasks_lib.job.records import Usage
 
 MAX_ERROR_LINE = 500
+#: longer lines of an event log are no event a CLI writes (its usage and error events are small)
+MAX_EVENT_BYTES = 16 * 2**20
 
 
 def events(log: Path) -> Iterator[dict[str, Any]]:
@@ -38,19 +40,25 @@ def events(log: Path) -> Iterator[dict[str, Any]]:
 
     Read as a stream, one line at a time, and split on ``\n`` only: ``str.splitlines()`` also
     breaks at U+2028, U+2029 and U+0085, which Node's and Rust's JSON writers leave raw inside
-    strings, so a model reply containing one would cut the line that carries the usage.
+    strings, so a model reply containing one would cut the line that carries the usage. A line
+    longer than ``MAX_EVENT_BYTES`` is skipped unread: an agent can print anything to its stdout,
+    and one 1 GB line would otherwise be held whole (bench/RESULTS.md, memory under a flood).
     """
     try:
-        fh = log.open("rb")
+        fh = open(log, "rb")
     except OSError:
         return
     with fh:
-        for raw in fh:
-            raw = raw.strip()
-            if not raw.startswith(b"{"):
+        while line := fh.readline(MAX_EVENT_BYTES):
+            if not line.endswith(b"\n") and len(line) == MAX_EVENT_BYTES:
+                while (rest := fh.readline(MAX_EVENT_BYTES)) and not rest.endswith(b"\n"):
+                    pass  # the rest of an over-long line
+                continue
+            raw = line.decode("utf-8", errors="replace").strip()
+            if not raw.startswith("{"):
                 continue
             try:
-                event = json.loads(raw.decode("utf-8", errors="replace"))
+                event = json.loads(raw)
             except ValueError:
                 continue
             if isinstance(event, dict):

@@ -17,12 +17,14 @@ from __future__ import annotations
 RUN_DIR = "/opt/tbflow/run"
 AGENT_SID_GLOB = f"{RUN_DIR}/agent-*.sid"
 VERIFIER_SID_FILE = f"{RUN_DIR}/verifier.sid"
-#: where the verifier wrapper snapshots the reward files the moment test.sh exits; inside
-#: /logs/verifier so one download brings both (tbflow removes it from the host copy)
-SNAPSHOT_DIR = "/logs/verifier/.tbflow-snapshot"
 TESTS_STAGING = f"{RUN_DIR}/staging"
-#: the process listing the verifier wrapper takes before test.sh starts (what it runs next to)
-RAN_NEXT_TO_FILE = f"{RUN_DIR}/ran-next-to"
+#: written by the verifier wrapper when it is done; a progress marker only, nothing trusts it
+VERIFIER_DONE_FILE = f"{RUN_DIR}/verifier.done"
+#: the most bytes of one reward file the verifier wrapper reports (a reward is one number or a
+#: small JSON object)
+REWARD_REPORT_CAP = 65536
+#: the file systems whose fullness the wrapper reports when test.sh wrote no reward
+DISK_PATHS = "/ /tmp /logs/verifier /tests"
 
 # $1 sid file, $2 stdout file, $3 stderr file ("" = merge into stdout), $4.. the command.
 AGENT_WRAPPER = r"""
@@ -123,36 +125,67 @@ $SNAP
 SNAPEOF
 """
 
-# $1 workdir, $2 the process tool, $3 "staged" (tests were uploaded to the staging dir) or
-# "inline" (they follow as "kind path mode content" quadruples, see inline_files). Lists what runs
-# next to the verifier, empties /logs/verifier, puts the tests at /tests, runs test.sh, then
-# snapshots the reward files so a later change to them can be detected. ``exit-code`` is written
-# last: its presence means the snapshot is complete.
+# The verifier wrapper. $1 workdir, $2 the process tool, $3 "staged" (tests were uploaded to the
+# staging dir) or "inline" (they follow as "kind path mode content" quadruples, see inline_files).
+#
+# Its report travels on the exec's own stdout (fd 3 below), which tbflow reads on the host: no
+# file in the container decides the verdict, so nothing left running can rewrite it once test.sh
+# has exited (verifier_witness parses it; README "Validity against adversarial agents"). Every
+# other command writes to /dev/null or to a file, and test.sh runs with fd 3 closed. Reward files
+# travel as hex (od), so their bytes cannot be confused with the report's own lines.
+# Report lines: "tbflow-witness 1"; "p <process line>" (what the verifier runs next to);
+# "note <what the agent left broken and the wrapper repaired>"; "pre|file NAME SIZE" + hex lines
+# + "end" (a reward file found before test.sh / at its exit); "absent NAME"; "missing bash";
+# "size test-stdout.txt N"; "df <line>"; "fail <why>"; "exit RC"; "done".
 VERIFIER_WRAPPER = rf"""
+exec 3>&1 >/dev/null 2>&1
 echo $$ > {VERIFIER_SID_FILE}
 workdir=$1; procs=$2; how=$3; shift 3
-/bin/sh -c "$procs" tbflow-procs list > {RAN_NEXT_TO_FILE} 2>&1
+say() {{ printf '%s\n' "$*" >&3; }}
+report_file() {{
+  n=$(wc -c < "$3"); say "$1 $2 $n"; head -c {REWARD_REPORT_CAP} "$3" | od -An -v -tx1 >&3; say end
+}}
+report_disks() {{ df -PT {DISK_PATHS} 2>/dev/null | while IFS= read -r l; do say "df $l"; done; }}
+say "tbflow-witness 1"
+/bin/sh -c "$procs" tbflow-procs list 3>&- 2>&1 | while IFS= read -r l; do say "p $l"; done
+if [ -L /logs ] || {{ [ -e /logs ] && [ ! -d /logs ]; }}; then
+  say "note /logs was replaced by a non-directory; tbflow recreated it"; rm -f /logs
+elif [ ! -d /logs ]; then say "note /logs was removed; tbflow recreated it"
+elif [ -L /logs/verifier ] || {{ [ -e /logs/verifier ] && [ ! -d /logs/verifier ]; }}; then
+  say "note /logs/verifier was replaced by a non-directory; tbflow recreated it"
+elif [ ! -d /logs/verifier ]; then say "note /logs/verifier was removed; tbflow recreated it"
+fi
+for f in reward.txt reward.json; do
+  if [ -f /logs/verifier/$f ] && [ ! -L /logs/verifier/$f ]; then report_file pre $f /logs/verifier/$f; fi
+done
 rm -rf /logs/verifier /tests
-mkdir -p /logs/verifier
-chmod 777 /logs/verifier
+mkdir -p /logs/verifier || {{ say "fail /logs/verifier could not be created"; report_disks; exit 95; }}
+chmod 755 /logs; chmod 777 /logs/verifier
 if [ "$how" = staged ]; then
-  mv {TESTS_STAGING}/tests /tests
+  mv {TESTS_STAGING}/tests /tests || {{ say "fail the tests could not be moved to /tests"; report_disks; exit 96; }}
 else
   mkdir -p /tests
   while [ $# -ge 4 ]; do
-    if [ "$1" = d ]; then mkdir -p "/tests/$2"; else printf '%b' "$4" > "/tests/$2" || exit 96; fi
+    if [ "$1" = d ]; then mkdir -p "/tests/$2"; else
+      printf '%b' "$4" > "/tests/$2" || {{ say "fail the tests could not be written to /tests"; report_disks; exit 96; }}
+    fi
     chmod "$3" "/tests/$2"
     shift 4
   done
 fi
-if [ -n "$workdir" ]; then cd "$workdir" || exit 97; fi
-bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1 </dev/null
+if [ -n "$workdir" ]; then
+  if [ ! -d "$workdir" ]; then say "note the workdir $workdir was removed; tbflow recreated it"; mkdir -p "$workdir"; fi
+  cd "$workdir" || {{ say "fail cd $workdir"; report_disks; exit 97; }}
+fi
+command -v bash >/dev/null 2>&1 || say "missing bash"
+bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1 </dev/null 3>&-
 rc=$?
-rm -rf {SNAPSHOT_DIR}
-mkdir -p {SNAPSHOT_DIR}
 for f in reward.txt reward.json; do
-  if [ -e /logs/verifier/$f ]; then cp /logs/verifier/$f {SNAPSHOT_DIR}/$f; fi
+  if [ -f /logs/verifier/$f ]; then report_file file $f /logs/verifier/$f; else say "absent $f"; fi
 done
-cp {RAN_NEXT_TO_FILE} {SNAPSHOT_DIR}/ran-next-to 2>/dev/null
-echo $rc > {SNAPSHOT_DIR}/exit-code
+say "size test-stdout.txt $(wc -c < /logs/verifier/test-stdout.txt)"
+[ -f /logs/verifier/reward.txt ] || [ -f /logs/verifier/reward.json ] || report_disks
+say "exit $rc"
+say done
+: > {VERIFIER_DONE_FILE}
 """

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import docker
+import requests
 from docker.errors import DockerException
 
+from tasks_lib.trial import interrupts
 from tasks_lib.errors import DockerUnavailableError
+
+#: What a Docker call raises when the engine fails *or does not answer at all*: the SDK lets
+#: requests' connection errors through, which are not ``DockerException``s.
+DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException)
+#: How long trials wait for an engine that stopped answering (e.g. while it restarts).
+ENGINE_WAIT_SEC = 120.0
 
 _lock = threading.Lock()
 _client: docker.DockerClient | None = None
@@ -25,6 +34,8 @@ LABEL_TRIAL = "tbflow.trial"
 LABEL_FLOW_RUN = "tbflow.flow_run"
 #: the absolute job directory, so a tool (or a test session) can tell whose container it is
 LABEL_JOB_DIR = "tbflow.job_dir"
+#: on images tbflow built: the absolute build context, so a test session can tell its own images
+LABEL_CONTEXT = "tbflow.context"
 
 
 def get_client() -> docker.DockerClient:
@@ -60,3 +71,33 @@ def _unavailable_message(exc: BaseException) -> str:
         "Start it (e.g. `scripts/setup.sh`, which installs and starts dockerd, or `sudo dockerd &`), "
         "or point DOCKER_HOST at a running engine."
     )
+
+
+_down_since: float | None = None
+
+
+def wait_for_engine(max_wait: float = ENGINE_WAIT_SEC, poll: float = 0.5) -> bool:
+    """True as soon as the engine answers a ping (at once when it is up, ~2 ms); False once it
+    has not answered for ``max_wait`` seconds.
+
+    The outage is timed from when any thread first saw it, so a job whose engine is gone for good
+    stops waiting trial by trial and records the rest at once, while a restart of a few seconds
+    only pauses the trials (those in flight retry, queued ones start when it is back).
+    """
+    global _down_since
+    while True:
+        try:
+            get_client().ping()
+            with _lock:
+                _down_since = None
+            return True
+        except (*DOCKER_ERRORS, DockerUnavailableError):
+            pass
+        with _lock:
+            if _down_since is None:
+                _down_since = time.monotonic()
+            waited = time.monotonic() - _down_since
+        if waited >= max_wait:
+            return False
+        interrupts.check()
+        time.sleep(poll)

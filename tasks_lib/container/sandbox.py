@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-from docker.errors import APIError, DockerException, NotFound
+from docker.errors import APIError, NotFound
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
 from tasks_lib.container.archives import extract_checked, pack
 from tasks_lib.container.container_scripts import AGENT_WRAPPER, PROCESS_TOOL, RUN_DIR
-from tasks_lib.container.docker_client import LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
-from tasks_lib.errors import ContainerError, TransferError
+from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
+from tasks_lib.errors import ContainerError, TransferError, disk_full
+from tasks_lib.container.exec_capture import ExecCapture
 from tasks_lib.container.log_download import extract_logs
 from tasks_lib.job.records import LogsOutcome, ProcessInfo
 from tasks_lib.job.task_model import Task
@@ -55,6 +56,12 @@ class ExecResult:
     exit_code: int | None
     timed_out: bool
     duration_sec: float
+
+
+def extra_host_config() -> dict:
+    """Host-config additions for every trial container: none. A seam for tests that inject a
+    fault, e.g. a small tmpfs for an agent to fill without touching the host's disk."""
+    return {}
 
 
 def container_name(job_id: str, trial_id: str) -> str:
@@ -92,6 +99,7 @@ class Sandbox:
         if env.memory_mb:
             host["mem_limit"] = f"{env.memory_mb}m"
             host["memswap_limit"] = f"{env.memory_mb}m"
+        host.update(extra_host_config())
 
         def create() -> str:
             return api.create_container(
@@ -105,10 +113,10 @@ class Sandbox:
             except APIError as exc:
                 if exc.status_code != 409:  # a leftover of an earlier try of this trial holds the name
                     raise
-                _remove_by_name(name)
+                remove_container(name)
                 container_id = create()
             api.start(container_id)
-        except DockerException as exc:
+        except DOCKER_ERRORS as exc:
             raise ContainerError("run-agent", f"container failed to start from {image}: {exc}") from exc
         return cls(container_id, name)
 
@@ -124,7 +132,7 @@ class Sandbox:
 
         try:
             ok = _retry_transient(attempt)()
-        except DockerException as exc:
+        except DOCKER_ERRORS as exc:
             raise TransferError(stage, f"upload of {what} failed: {exc}") from exc
         if not ok:
             raise TransferError(stage, f"upload of {what} was refused by the engine")
@@ -149,7 +157,11 @@ class Sandbox:
             return []
         except TransferError:
             raise
-        except (DockerException, requests.exceptions.RequestException, OSError) as exc:
+        except OSError as exc:
+            if disk_full(exc):  # our disk, not the container's doing: the job stops (see errors.disk_full)
+                raise
+            raise TransferError(stage, f"download of {path} failed: {exc}") from exc
+        except DOCKER_ERRORS as exc:
             raise TransferError(stage, f"download of {path} failed: {exc}") from exc
 
     def download_logs(self, path: str, dest: Path, stage: str, keep: tuple[str, ...],
@@ -161,7 +173,9 @@ class Sandbox:
             return extract_logs(stream, dest, Path(path).name, keep, max_file_bytes)
         except NotFound:
             return LogsOutcome(max_file_bytes=max_file_bytes)
-        except (DockerException, requests.exceptions.RequestException, OSError, tarfile.TarError) as exc:
+        except (*DOCKER_ERRORS, OSError, tarfile.TarError) as exc:
+            if disk_full(exc):  # our disk, not the container's doing: the job stops (see errors.disk_full)
+                raise
             raise TransferError(stage, f"download of {path} failed: {exc}") from exc
 
     # -- commands ----------------------------------------------------------------------------
@@ -170,10 +184,11 @@ class Sandbox:
         """A short attached command (tbflow's own tools); returns (exit code, stdout+stderr)."""
         api = get_client().api
         try:
-            exec_id = api.exec_create(self.id, argv, user=user, stdout=True, stderr=True)["Id"]
+            # in "/": the agent may have removed the image's WORKDIR, which would fail the exec
+            exec_id = api.exec_create(self.id, argv, user=user, stdout=True, stderr=True, workdir="/")["Id"]
             out = api.exec_start(exec_id)
             code = api.exec_inspect(exec_id).get("ExitCode")
-        except DockerException as exc:
+        except DOCKER_ERRORS as exc:
             raise ContainerError(stage, f"{argv[0]} failed in the container: {exc}") from exc
         return (code if code is not None else -1), out.decode("utf-8", errors="replace")
 
@@ -185,9 +200,21 @@ class Sandbox:
                                       environment=env or None, workdir=workdir, stdin=False,
                                       stdout=False, stderr=False)["Id"]
             api.exec_start(exec_id, detach=True)
-        except DockerException as exc:
+        except DOCKER_ERRORS as exc:
             raise ContainerError(stage, f"could not start the command: {exc}") from exc
         return exec_id
+
+    def start_captured(self, script: str, args: list[str], stage: str, *, user: str = "",
+                       env: dict[str, str] | None = None) -> ExecCapture:
+        """Like ``start_detached``, but tbflow reads the command's stdout on the host."""
+        return ExecCapture.start(self.id, ["/bin/sh", "-c", script, "tbflow", *args], stage, user=user, env=env)
+
+    def working_dir(self, stage: str) -> str:
+        """The container's working directory (the task's ``workdir`` or the image's WORKDIR)."""
+        try:
+            return get_client().api.inspect_container(self.id)["Config"].get("WorkingDir") or ""
+        except DOCKER_ERRORS as exc:
+            raise ContainerError(stage, f"could not inspect the container: {exc}") from exc
 
     def wait(self, exec_id: str, timeout: float, stage: str, on_deadline) -> ExecResult:
         """Poll a detached exec until its main process exits or ``timeout`` passes.
@@ -203,7 +230,7 @@ class Sandbox:
         while True:
             try:
                 info = _retry_transient(api.exec_inspect)(exec_id)
-            except DockerException as exc:
+            except DOCKER_ERRORS as exc:
                 raise ContainerError(stage, f"lost track of the command: {exc}") from exc
             if not info.get("Running"):
                 return ExecResult(info.get("ExitCode"), timed_out, time.monotonic() - start)
@@ -232,7 +259,7 @@ class Sandbox:
         return parse_process_lines(out)
 
     def remove(self) -> None:
-        _remove_by_name(self.id)
+        remove_container(self.id)
 
 
 def parse_process_lines(out: str) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
@@ -248,12 +275,14 @@ def parse_process_lines(out: str) -> tuple[list[ProcessInfo], list[ProcessInfo]]
     return killed, left
 
 
-def _remove_by_name(name_or_id: str) -> None:
+def remove_container(name_or_id: str) -> None:
+    """Remove a container (gone already is fine); raise ``ContainerError`` when the engine fails,
+    also when it does not answer at all (a requests error, not a ``DockerException``)."""
     try:
         get_client().api.remove_container(name_or_id, force=True, v=True)
     except NotFound:
         pass
-    except DockerException as exc:
+    except DOCKER_ERRORS as exc:
         if "is already in progress" not in str(exc) and "No such container" not in str(exc):
             raise ContainerError("cleanup", f"could not remove container {name_or_id}: {exc}") from exc
 
@@ -261,7 +290,7 @@ def _remove_by_name(name_or_id: str) -> None:
 def remove_trial_container(job_id: str, trial_id: str) -> None:
     """Remove a trial's container if it exists; a failure is left to the job-level cleanup."""
     try:
-        _remove_by_name(container_name(job_id, trial_id))
+        remove_container(container_name(job_id, trial_id))
     except ContainerError:
         pass
 
@@ -271,11 +300,10 @@ def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:
 
     ``label`` may be ``LABEL_FLOW_RUN`` to remove what one Prefect flow run started.
     """
-    client = get_client()
     n = 0
-    for c in client.containers.list(all=True, filters={"label": f"{label}={job_id}"}):
+    for c in get_client().api.containers(all=True, filters={"label": f"{label}={job_id}"}):
         try:
-            _remove_by_name(c.id)
+            remove_container(c["Id"])
             n += 1
         except ContainerError as exc:
             # Removal failing here must not mask why the job is stopping; the

@@ -40,9 +40,11 @@ class GatewayUsage(BaseModel):
     """What the gateway saw for one trial. Tokens come only from upstream responses carrying usage.
 
     ``requests`` counts every request the trial's token was accepted for, whatever its outcome;
-    ``errors`` maps HTTP status (>= 400, gateway-made ones included) to a count. Tokens (and
-    ``responses_with_usage``) come from successful responses only: an error is never the model
-    answering, whatever its body says.
+    ``errors`` maps HTTP status (>= 400, gateway-made ones included) to a count.
+    ``responses_with_usage`` counts successful responses only: an error is never the model
+    answering, whatever its body says, so it is what decides "reached the model". The token sums
+    also keep what a reply that was cut later had already reported (a stream that stalled after
+    its first event is booked as the gateway's 504 but was metered by the provider).
     """
 
     requests: int = 0
@@ -59,8 +61,9 @@ class GatewayUsage(BaseModel):
     def add(self, status: int, tokens: TokenCount | None, error: str | None) -> None:
         """Book one request (the caller holds the lock that makes this thread-safe)."""
         self.requests += 1
-        if tokens is not None and status < 400:
-            self.responses_with_usage += 1
+        if tokens is not None:
+            if status < 400:
+                self.responses_with_usage += 1
             self.input_tokens += tokens.input_tokens
             self.output_tokens += tokens.output_tokens
         if status >= 400:

@@ -11,6 +11,9 @@ reach the model afterwards, and the relay is not mistaken for an agent process.
 
 from __future__ import annotations
 
+import os
+import socket
+import tempfile
 import threading
 from pathlib import Path
 
@@ -33,12 +36,25 @@ _gateways: dict[str, ModelGateway] = {}
 _lock = threading.Lock()
 
 
+def gateway_socket_dir(job_id: str) -> Path:
+    """This process's gateway socket directory for ``job_id``: on the local disk, never in the job
+    directory, which may be on a filesystem other machines share (a unix socket serves only its
+    own host, and two workers of one job must not bind the same path)."""
+    return Path(tempfile.gettempdir()) / f"tbflow-gw-{job_id}-{os.getpid()}"
+
+
 def start_job_gateway(job_id: str, job_dir: Path, upstream: UpstreamConfig) -> ModelGateway:
-    """Start (once) the gateway that serves every trial of ``job_id``."""
+    """Start (once per process) the gateway that serves this machine's trials of ``job_id``.
+
+    Its request log is ``JOB_DIR/gateway/<host>-<pid>.jsonl``: one file per gateway, so workers
+    sharing the job directory never append to the same file.
+    """
     with _lock:
         gw = _gateways.get(job_id)
         if gw is None:
-            gw = ModelGateway(job_dir / ".gateway" / SOCKET_NAME, upstream, log_path=job_dir / "gateway.jsonl").start()
+            log = job_dir / "gateway" / f"{socket.gethostname()}-{os.getpid()}.jsonl"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            gw = ModelGateway(gateway_socket_dir(job_id) / SOCKET_NAME, upstream, log_path=log).start()
             _gateways[job_id] = gw
         return gw
 
@@ -48,6 +64,10 @@ def stop_job_gateway(job_id: str) -> None:
         gw = _gateways.pop(job_id, None)
     if gw is not None:
         gw.stop()
+        try:
+            gw.socket_path.parent.rmdir()
+        except OSError:  # not empty or gone: left for the next run of this process id to reuse
+            pass
 
 
 def job_gateway(job_id: str) -> ModelGateway:
@@ -86,5 +106,8 @@ def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
     usage = job_gateway(job_id).unregister_trial(trial_id)
     # The relay runs in a session of its own (its pid file holds that session id); killing the
     # session also ends the per-connection children still holding a hung request.
-    sandbox.processes("run-agent", [RELAY_PID_FILE])
+    try:
+        sandbox.processes("run-agent", [RELAY_PID_FILE])
+    except ContainerError:
+        pass  # the container stopped (the agent may stop its own): the relay ended with it
     return usage

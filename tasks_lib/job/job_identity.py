@@ -1,10 +1,12 @@
 """A job's identity: what must not change for recorded trials to stay comparable.
 
 It covers the run config that decides results (harnesses, model, attempts, timeout multiplier),
-every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is seen), and the
-source of each harness adapter (its whole folder when it is a package, so a new file cannot be
-missed). Resuming a job whose identity changed would mix old and new rules in one score, so
-resume refuses and says exactly what changed, file by file.
+every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is seen), the source of
+each harness adapter (its whole folder when it is a package, so a new file cannot be missed), and
+the code that judges trials (``JUDGE_SOURCES``: classification, reward parsing, the verifier
+wrapper and container scripts, the process-group kill, the records) with tbflow's version.
+Resuming a job whose identity changed would mix old and new rules in one score, so resume refuses
+and says exactly what changed, file by file.
 
 Run-time knobs that do not change what a trial measures (concurrency, retries of environment
 failures, where the jobs live) are deliberately left out.
@@ -22,7 +24,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tasks_lib import __version__
+
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
+#: The code that decides a trial's verdict, relative to the repository root: the trial stages and
+#: verdict (classification, rewards, verifier wrapper and witness, process-group kill), the
+#: container scripts and engine access they run through, and the records. A folder counts as a
+#: whole (every file in it, so a new module cannot be missed); a single file only where it shares
+#: its folder with code that does not judge. Adapt this list when the layout changes.
+JUDGE_SOURCES = ("tasks_lib/trial", "tasks_lib/container", "tasks_lib/job/records.py", "flows/trial_flow.py")
+REPO_ROOT = Path(__file__).resolve().parents[2]
 _SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 
 
@@ -31,10 +42,19 @@ class HarnessIdentity(BaseModel):
     files: dict[str, str]
 
 
+class JudgeIdentity(BaseModel):
+    """tbflow's version and the hashes of the code that judges trials (``JUDGE_SOURCES``)."""
+
+    version: str
+    files: dict[str, str]
+
+
 class JobIdentity(BaseModel):
     config: dict
     tasks: dict[str, dict[str, str]]
     harnesses: dict[str, HarnessIdentity]
+    #: None only in jobs recorded before tbflow recorded it (resuming those is refused)
+    judge: JudgeIdentity | None = None
 
     @property
     def digest(self) -> str:
@@ -81,8 +101,20 @@ def default_adapter_sources(harness) -> list[Path]:
     return [main, base]
 
 
+def judge_identity(sources: tuple[str, ...] = JUDGE_SOURCES, root: Path = REPO_ROOT) -> JudgeIdentity:
+    files: dict[str, str] = {}
+    for rel in sources:
+        path = root / rel
+        if path.is_dir():
+            files.update({f"{rel}/{k}": v for k, v in file_hashes(path).items()})
+        elif path.is_file():
+            files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return JudgeIdentity(version=__version__, files=files)
+
+
 def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[str, Any]) -> JobIdentity:
     return JobIdentity(
+        judge=judge_identity(),
         config={k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
         tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
         harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h))
@@ -117,6 +149,12 @@ def identity_changes(old: JobIdentity, new: JobIdentity) -> list[str]:
             out.append(f"task {name} was added to the dataset")
         else:
             out += _file_changes(f"task {name}", old.tasks[name], new.tasks[name])
+    if old.judge is None and new.judge is not None:
+        out.append("the job was recorded before tbflow recorded the code that judges trials")
+    elif old.judge is not None and new.judge is not None:
+        if old.judge.version != new.judge.version:
+            out.append(f"tbflow version: {old.judge.version} -> {new.judge.version}")
+        out += _file_changes("tbflow's judging code", old.judge.files, new.judge.files)
     for name in sorted(old.harnesses.keys() & new.harnesses.keys()):
         o, n = old.harnesses[name], new.harnesses[name]
         if o.version != n.version:

@@ -52,6 +52,9 @@ class ImageOutcome(BaseModel):
     source: Literal["built", "reused", "docker_image"]
     build_log: str | None = None
     duration_sec: float = 0.0
+    #: built by the job's build lane before the trial started (``duration_sec`` is that build's,
+    #: not time the trial spent), so a cold image did not hold a trial slot
+    ahead: bool = False
 
 
 class AgentOutcome(BaseModel):
@@ -96,6 +99,7 @@ class VerifierOutcome(BaseModel):
     reward: float | None = None
     rewards: dict[str, float] = Field(default_factory=dict)
     problem: str | None = None
+    #: a tampering flag was raised (see ``TrialRecord.flags``); the reward is still test.sh's own
     tampered: bool = False
     stdout_log: str | None = None
 
@@ -125,18 +129,36 @@ class LogsOutcome(BaseModel):
 
 
 class StageError(BaseModel):
-    """An environment or harness failure that stopped the trial at some stage."""
+    """An environment or harness failure that stopped the trial at some stage. ``internal`` is a
+    bug in tbflow itself (the traceback is in ``error.txt``): never booked as the environment's."""
 
     stage: str
-    kind: Literal["environment", "harness"]
+    kind: Literal["environment", "harness", "internal"]
     message: str
     evidence: str | None = None
 
 
-class Validity(BaseModel):
-    """The verdict. ``scored`` carries a reward; ``invalid`` a kind, a reason and evidence."""
+class TrialFlag(BaseModel):
+    """Something the agent did to its own trial that tbflow noticed; it never makes the trial
+    invalid (README "Validity against adversarial agents").
 
-    status: Literal["scored", "invalid"]
+    ``tampering``: reward files or the verifier's directory were changed outside ``test.sh`` (the
+    reward ``test.sh`` wrote still stands). ``broke-container``: the agent broke what the verifier
+    needs (stopped the container, removed an interpreter, filled a disk); the trial is scored 0.
+    """
+
+    kind: Literal["tampering", "broke-container"]
+    message: str
+    #: a file in the trial dir that shows it
+    evidence: str | None = None
+
+
+class Validity(BaseModel):
+    """The verdict. ``scored`` carries a reward; ``invalid`` a kind, a reason and evidence;
+    ``error`` is a tbflow bug (reason and ``error.txt``): neither scored nor invalid, re-run on
+    resume."""
+
+    status: Literal["scored", "invalid", "error"]
     reward: float | None = None
     kind: InvalidKind | None = None
     reason: str | None = None
@@ -167,6 +189,25 @@ class TrialSpec(BaseModel):
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
 
 
+OrderMode = Literal["expected", "name", "random"]
+ORDER_MODES: tuple[str, ...] = ("expected", "name", "random")
+
+
+class QueuedTrial(BaseModel):
+    trial_id: str
+    expected_sec: float
+    #: where ``expected_sec`` came from: history, a [metadata] key, or the agent timeout
+    source: str
+
+
+class TrialOrder(BaseModel):
+    """The start order of a job's trials to run (``--order``; ``tasks_lib/job/trial_order.py``)."""
+
+    mode: OrderMode
+    seed: int | None = None
+    trials: list[QueuedTrial]
+
+
 class TrialRecord(BaseModel):
     """The record of one finished trial (``trial.json``)."""
 
@@ -187,6 +228,8 @@ class TrialRecord(BaseModel):
     #: what was skipped or cut when the logs came out of the container (None: never downloaded)
     logs: LogsOutcome | None = None
     validity: Validity
+    #: what the agent did to its own trial (tampering, a broken container), with evidence
+    flags: list[TrialFlag] = Field(default_factory=list)
     #: earlier recorded tries of this trial, kept under ``attempts/<trial_id>/`` (``--rerun-invalid``)
     previous_tries: int = 0
     #: errors of environment failures that were retried within this run, oldest first
@@ -212,6 +255,8 @@ class JobRecord(BaseModel):
     job_id: str
     job_name: str
     dataset: str
+    #: where the job directory is, as ``host:/absolute/path`` (written by the run that owns the job)
+    location: str | None = None
     config: dict
     tbflow_version: str
     harness_versions: dict[str, str]
@@ -224,3 +269,5 @@ class JobRecord(BaseModel):
     #: per model harness: the packages its bundle was built from (name, version, integrity)
     harness_provenance: dict[str, list[dict]] = Field(default_factory=dict)
     task_problems: list[TaskProblemRecord] = Field(default_factory=list)
+    #: the start order of the trials this run of the job started (rewritten by each run)
+    order: TrialOrder | None = None

@@ -6,7 +6,10 @@ Mapping (one ``<testsuite>`` per harness, one ``<testcase>`` per trial):
 * scored, reward < 1 → ``<failure type="reward">`` with the reward and the verifier's last lines;
 * invalid → ``<error type="<kind>">`` with the reason, the evidence path and its last lines. An
   invalid trial is an *error* (the test could not be judged), never a failure, exactly as the
-  report never averages it as 0.
+  report never averages it as 0;
+* a tbflow bug (status ``error``) → ``<error type="internal">`` pointing at ``error.txt``;
+* a flagged trial (tampering, a broken container) carries one ``<property name="<flag kind>">``
+  per flag, with the evidence path, inside its ``<testcase>``.
 
 Two extra suites appear only when needed, so nothing can go missing silently: ``task-loading``
 (tasks that could not be loaded, as errors) and ``not-recorded`` (planned trials without a record,
@@ -78,7 +81,17 @@ def _trial_case(suite: ET.Element, harness: str, t: TrialResult) -> None:
     v = t.record.validity
     case = ET.SubElement(suite, "testcase", classname=_attr(harness), name=_attr(case_name(t)),
                          time=f"{t.record.duration_sec:.3f}")
-    if v.status == "invalid":
+    if t.record.flags:
+        props = ET.SubElement(case, "properties")
+        for f in t.record.flags:
+            where = f" (evidence: {t.trial_dir}/{f.evidence})" if f.evidence else ""
+            ET.SubElement(props, "property", name=f.kind, value=_attr(f"{f.message}{where}"))
+    if v.status == "error":
+        err = ET.SubElement(case, "error", type="internal", message=_attr(f"tbflow error: {v.reason}"))
+        lines = [f"tbflow error: {v.reason}", f"traceback: {t.evidence_path or 'none recorded'}",
+                 f"trial: {t.trial_dir}"]
+        err.text = clean_text("\n".join(lines))
+    elif v.status == "invalid":
         kind = v.kind or "invalid"
         reason = v.reason or "no reason recorded"
         err = ET.SubElement(case, "error", type=kind, message=_attr(f"invalid ({kind}): {reason}"))
@@ -95,7 +108,7 @@ def _trial_case(suite: ET.Element, harness: str, t: TrialResult) -> None:
             lines += ["", f"--- last {len(t.verifier_tail)} lines of the verifier output ---", *t.verifier_tail]
         fail.text = clean_text("\n".join(lines))
     out = ET.SubElement(case, "system-out")
-    out.text = clean_text(f"trial: {t.trial_dir}\nreward: {v.reward if v.status == 'scored' else 'none (invalid)'}")
+    out.text = clean_text(f"trial: {t.trial_dir}\nreward: {v.reward if v.status == 'scored' else f'none ({v.status})'}")
 
 
 def _count(node: ET.Element) -> None:

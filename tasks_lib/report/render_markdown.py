@@ -59,6 +59,8 @@ def cell(c) -> str:  # noqa: ANN001  (AttemptCell)
         return "—"
     if c.status == "invalid":
         return f"⚠️ {c.kind or 'invalid'}"
+    if c.status == "error":
+        return "⛔ tbflow error"
     if c.reward >= 1:
         return f"✅ {c.reward:g}"
     if c.reward <= 0:
@@ -75,8 +77,10 @@ def headline(s: HarnessSummary) -> str:
         return f"**no scored trial**, so no mean reward; {invalid}"
     ci = (f" (95% CI {s.reward_interval.low:.3f}–{s.reward_interval.high:.3f})"
           if s.reward_interval else "")
+    errors = f"; **{s.errors} tbflow error(s)**" if s.errors else ""
+    flagged = f"; {s.flagged} flagged" if s.flagged else ""
     return (f"mean reward **{s.mean_reward:.3f}**{ci} over **{s.scored}** scored of {s.trials} trials; "
-            f"{s.passed} passed; {invalid}")
+            f"{s.passed} passed; {invalid}{errors}{flagged}")
 
 
 def _invalid_words(s: HarnessSummary) -> str:
@@ -89,7 +93,7 @@ def _invalid_words(s: HarnessSummary) -> str:
 def invalid_trials(results: Results) -> list[TrialResult]:
     """Every invalid trial, grouped by kind, then harness, task and attempt."""
     order = {"environment": 0, "verifier": 1, "harness": 2, "interrupted": 3}
-    bad = [t for t in results.trials if not t.scored]
+    bad = [t for t in results.trials if t.record.validity.status == "invalid"]
     return sorted(bad, key=lambda t: (order.get(t.record.validity.kind or "", 9), t.record.spec.harness,
                                       t.record.spec.task_name, t.record.spec.attempt))
 
@@ -159,6 +163,8 @@ def render_markdown(results: Results, collapsible: bool = True) -> str:
         r=results,
         job=results.job,
         invalid=bad,
+        errors=[t for t in results.trials if t.record.validity.status == "error"],
+        flagged=[t for t in results.trials if t.record.flags],
         retried=[t for t in results.trials if t.record.previous_tries or t.record.env_retry_errors],
         causes=invalid_causes(bad) if len(bad) > 5 else [],
         extra_kinds=extra_kinds,

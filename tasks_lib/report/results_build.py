@@ -108,8 +108,8 @@ def _attempt_numbers(records: list[TrialRecord], attempts_cfg: int | None) -> li
 def _trial_result(r: TrialRecord, job_dir: Path | None) -> TrialResult:
     v = r.validity
     verifier_log = job_relative(job_dir, r.trial_id, r.verifier.stdout_log) if r.verifier else None
-    evidence = job_relative(job_dir, r.trial_id, v.evidence) if v.status == "invalid" else None
-    not_passed = v.status == "invalid" or (v.reward is not None and v.reward < 1)
+    evidence = job_relative(job_dir, r.trial_id, v.evidence) if v.status != "scored" else None
+    not_passed = v.status != "scored" or (v.reward is not None and v.reward < 1)
     return TrialResult(
         record=r,
         trial_dir=trial_dir_rel(r.trial_id),
@@ -122,7 +122,8 @@ def _trial_result(r: TrialRecord, job_dir: Path | None) -> TrialResult:
 
 def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[int]) -> HarnessSummary:
     scored = [t for t in trials if t.scored]
-    invalid = [t for t in trials if not t.scored]
+    invalid = [t for t in trials if t.record.validity.status == "invalid"]
+    errors = sum(1 for t in trials if t.record.validity.status == "error")
     kinds = InvalidCounts()
     for t in invalid:
         kind = t.record.validity.kind or "unknown"
@@ -150,6 +151,8 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         trials=len(trials),
         scored=len(scored),
         invalid=len(invalid),
+        errors=errors,
+        flagged=sum(1 for t in trials if t.record.flags),
         invalid_by_kind=kinds,
         passed=sum(1 for r in rewards if r >= 1),
         failed=sum(1 for r in rewards if r < 1),
@@ -205,6 +208,7 @@ def _job_info(job: JobRecord, config: dict, records: list[TrialRecord],
         job_id=job.job_id,
         job_name=job.job_name,
         dataset=job.dataset,
+        location=job.location,
         model=config.get("model") or next((r.spec.model for r in records if r.spec.model), None),
         harnesses=[HarnessInfo(name=s.harness, version=s.harness_version, kind=s.harness_kind) for s in summaries],
         attempts=_int("attempts"),

@@ -66,6 +66,7 @@ class JobInfo(BaseModel):
     job_id: str
     job_name: str
     dataset: str
+    location: str | None = Field(default=None, description="Where the job directory is: host:/absolute/path.")
     model: str | None = None
     harnesses: list[HarnessInfo]
     attempts: int | None = Field(default=None, description="Configured attempts per task and harness.")
@@ -88,9 +89,11 @@ class HarnessSummary(BaseModel):
     harness: str
     harness_version: str | None = None
     harness_kind: HarnessKind | None = None
-    trials: int = Field(description="Recorded trials: scored + invalid.")
+    trials: int = Field(description="Recorded trials: scored + invalid + errors.")
     scored: int
     invalid: int
+    errors: int = Field(default=0, description="Trials ended by a tbflow bug (status 'error'); re-run on resume.")
+    flagged: int = Field(default=0, description="Trials with a flag (tampering, a broken container).")
     invalid_by_kind: InvalidCounts
     passed: int = Field(description="Scored trials with reward >= 1.")
     failed: int = Field(description="Scored trials with reward < 1.")
@@ -130,7 +133,7 @@ class TrialResult(BaseModel):
 
 class AttemptCell(BaseModel):
     attempt: int
-    status: Literal["scored", "invalid", "missing"]
+    status: Literal["scored", "invalid", "error", "missing"]
     trial_id: str | None = None
     reward: float | None = None
     kind: InvalidKind | None = None
@@ -176,6 +179,10 @@ class Results(BaseModel):
     @property
     def total_invalid(self) -> int:
         return sum(s.invalid for s in self.summaries)
+
+    @property
+    def total_errors(self) -> int:
+        return sum(s.errors for s in self.summaries)
 
     @property
     def total_scored(self) -> int:

@@ -1,9 +1,13 @@
 """The validity rules (docs/architecture.md §3) as one pure function of the recorded evidence.
 
-Order matters and is deliberate: a failure of the environment says nothing about the agent, so
-it wins; then a model harness that never reached the model says nothing about the model; then a
+Order matters and is deliberate: a bug in tbflow says nothing about anything, so it is its own
+outcome (``error``); a failure of the environment says nothing about the agent, so it wins next;
+then a model harness that never reached the model says nothing about the model; then an agent
+that broke what the verifier needs has produced its own result (scored 0, flagged); then a
 verifier that produced no trustworthy reward says nothing about the work. Only a trial past all
-three is scored, and then the reward stands whatever the agent's exit code or timeout was.
+of these is scored, and then the reward stands whatever the agent's exit code or timeout was.
+Tampering never changes the verdict: the reward is the one ``test.sh`` wrote (README
+"Validity against adversarial agents").
 
 "Reached the model" has two witnesses (README.md, "Validity against adversarial agents"): the
 CLI's own event log, and tbflow's gateway, which relayed every model response of the trial. CLIs
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tasks_lib.job.records import AgentOutcome, HarnessKind, StageError, Validity, VerifierOutcome
+from tasks_lib.job.records import AgentOutcome, HarnessKind, InvalidKind, StageError, TrialFlag, Validity, VerifierOutcome
 
 
 def classify(
@@ -25,22 +29,29 @@ def classify(
     error: StageError | None,
     agent: AgentOutcome | None,
     verifier: VerifierOutcome | None,
+    broke: TrialFlag | None = None,
 ) -> Validity:
-    if error is not None:
-        return Validity(status="invalid", kind=error.kind, reason=f"{error.stage}: {error.message}",
+    if error is not None and error.kind == "internal":
+        return Validity(status="error", reason=f"internal error, see {error.evidence or 'error.txt'}: {error.message}",
                         evidence=error.evidence)
-    if agent is None or verifier is None:
+    if error is not None:
+        kind: InvalidKind = "harness" if error.kind == "harness" else "environment"
+        return Validity(status="invalid", kind=kind, reason=f"{error.stage}: {error.message}", evidence=error.evidence)
+    if agent is None:
         return Validity(status="invalid", kind="environment",
-                        reason="trial ended without agent or verifier evidence", evidence=None)
+                        reason="trial ended without agent evidence", evidence=None)
     witness = None
     if harness_kind == "model":
         witness = reached_model_by(agent)
         if witness is None:
             return Validity(status="invalid", kind="harness",
                             reason=_no_model_reason(agent), evidence=agent.stderr_log or agent.stdout_log)
-    if verifier.tampered:
-        return Validity(status="invalid", kind="verifier", reason=verifier.problem or "reward file changed after test.sh exited",
-                        evidence=verifier.stdout_log)
+    if broke is not None:
+        return Validity(status="scored", reward=0.0, reason=f"the agent broke its container: {broke.message}",
+                        evidence=broke.evidence, reached_model_by=witness)
+    if verifier is None:
+        return Validity(status="invalid", kind="environment",
+                        reason="trial ended without verifier evidence", evidence=None)
     if verifier.timed_out:
         return Validity(status="invalid", kind="verifier",
                         reason=f"verifier timed out after {verifier.timeout_sec:g}s", evidence=verifier.stdout_log)

@@ -19,7 +19,8 @@ from pathlib import Path
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from tasks_lib.trial import interrupts
-from tasks_lib.container.docker_client import LABEL_ROOT, get_client
+from tasks_lib.container.deadline_stream import stream_with_deadline
+from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
 from tasks_lib.errors import ImageBuildError
 from tasks_lib.job.records import ImageOutcome
 from tasks_lib.job.task_model import Task
@@ -73,7 +74,7 @@ def image_present(task: Task) -> bool:
     try:
         tag = task.config.environment.docker_image
         return (tag is not None and _exists(tag)) or _exists(image_tag(task))
-    except DockerException:
+    except DOCKER_ERRORS:
         return False
 
 
@@ -102,65 +103,85 @@ def ensure_image(task: Task, log_path: Path, log_rel: str) -> ImageOutcome:
 
 
 def _try_pull(image: str, log_path: Path) -> bool:
+    """Pull ``image`` within ``PULL_TIMEOUT_SEC``; False (and why, in the build log) when it fails."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
+    errors: list[str] = []
+
+    def note(chunk: dict) -> None:
+        if "error" in chunk:
+            errors.append(str(chunk["error"]))
+
     try:
-        get_client().images.pull(image)
+        finished = stream_with_deadline(lambda api: api.pull(repo, tag=tag, stream=True, decode=True), note,
+                                        PULL_TIMEOUT_SEC, f"pull-{image}")
+        interrupts.check()
+        why = None if finished and not errors and _exists(image) else (
+            errors[0] if errors else f"the pull did not finish within {PULL_TIMEOUT_SEC}s (cancelled)")
+    except DOCKER_ERRORS as exc:
+        why = str(exc)
+    if why is None:
         log_path.write_text(f"pulled {image}\n", encoding="utf-8")
         return True
-    except DockerException as exc:
-        log_path.write_text(f"[environment] docker_image {image} is not present locally and the pull failed:\n"
-                            f"  {exc}\nbuilding environment/ instead\n", encoding="utf-8")
-        return False
+    log_path.write_text(f"[environment] docker_image {image} is not present locally and the pull failed:\n"
+                        f"  {why}\nbuilding environment/ instead\n", encoding="utf-8")
+    return False
+
+
+def extra_build_options() -> dict:
+    """Additions to every ``docker build`` call: none. A seam for tests (e.g. ``network_mode``
+    none, so a test's RUN step does not depend on the host's bridge network)."""
+    return {}
 
 
 def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
-    """Run ``docker build`` with the task's build timeout, streaming its log to ``log_path``.
+    """Run ``docker build`` under the task's ``build_timeout_sec``, streaming its log to ``log_path``.
 
-    The build runs in a helper thread so the deadline holds even when the daemon is silent; at
-    the deadline the HTTP stream is closed, which makes the daemon cancel the build.
+    At the deadline the build is cancelled in the daemon (``deadline_stream``) and the trial is
+    invalid: environment with the build log; a timed-out build is not retried (it would time out
+    again).
     """
     timeout = task.config.environment.build_timeout_sec
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    outcome: dict[str, object] = {}
-    api = get_client().api
-    responses: list = []
+    errors: list[str] = []
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"$ docker build -t {tag} {task.environment_dir}\n")
+        log.flush()
 
-    def consume() -> None:
+        def write(chunk: dict) -> None:
+            if "stream" in chunk:
+                log.write(chunk["stream"])
+            elif "status" in chunk:
+                log.write(f"{chunk['status']} {chunk.get('progress', '')}\n")
+            if "error" in chunk or "errorDetail" in chunk:
+                msg = chunk.get("error") or chunk["errorDetail"].get("message", "")
+                log.write(f"ERROR: {msg}\n")
+                errors.append(msg)
+            log.flush()
+
         try:
-            with open(log_path, "a", encoding="utf-8") as log:
-                log.write(f"$ docker build -t {tag} {task.environment_dir}\n")
-                stream = api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True,
-                                   decode=True, labels={LABEL_ROOT: "1", "tbflow.task": task.name})
-                responses.append(stream)
-                for chunk in stream:
-                    if "stream" in chunk:
-                        log.write(chunk["stream"])
-                    elif "status" in chunk:
-                        log.write(f"{chunk['status']} {chunk.get('progress', '')}\n")
-                    if "error" in chunk or "errorDetail" in chunk:
-                        msg = chunk.get("error") or chunk["errorDetail"].get("message", "")
-                        log.write(f"ERROR: {msg}\n")
-                        outcome["error"] = msg
-                    log.flush()
+            finished = stream_with_deadline(
+                lambda api: api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
+                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name,
+                                              LABEL_CONTEXT: str(task.environment_dir.resolve())},
+                                      **extra_build_options()),
+                write, timeout, f"build-{tag}")
         except (APIError, BuildError, DockerException, OSError) as exc:
-            outcome["error"] = str(exc)
-            with open(log_path, "a", encoding="utf-8") as log:
-                log.write(f"ERROR: {exc}\n")
-
-    worker = threading.Thread(target=consume, name=f"build-{tag}", daemon=True)
-    worker.start()
-    deadline = time.monotonic() + timeout
-    while worker.is_alive() and time.monotonic() < deadline and not interrupts.stopping():
-        worker.join(min(0.5, max(0.0, deadline - time.monotonic())))
-    if worker.is_alive():
-        for stream in responses:
-            close = getattr(stream, "close", None)
-            if close:
-                close()
-        interrupts.check()
-        with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"\nERROR: build exceeded [environment] build_timeout_sec = {timeout:g}s\n")
-        raise ImageBuildError("build-image", f"build exceeded its timeout of {timeout:g}s", log_rel)
-    if "error" in outcome or not _exists(tag):
+            finished = True
+            errors.append(str(exc))
+            log.write(f"ERROR: {exc}\n")
+        if not finished:
+            interrupts.check()
+            log.write(f"\nERROR: image build timed out after {timeout:g} s ([environment] build_timeout_sec); "
+                      "tbflow cancelled it\n")
+    if not finished:
+        raise BuildTimeout("build-image", f"image build timed out after {timeout:g} s", log_rel)
+    if errors or not _exists(tag):
         tail = _tail(log_path.read_text(encoding="utf-8", errors="replace"))
         raise ImageBuildError("build-image", f"docker build failed:\n{tail}", log_rel)
+
+
+class BuildTimeout(ImageBuildError):
+    """The build ran past ``build_timeout_sec`` and was cancelled; a new try would only repeat it."""
+
+    retryable = False

@@ -61,12 +61,17 @@ def parse_reward_json(text: str) -> tuple[float, dict[str, float]]:
 def read_rewards(verifier_dir: Path) -> RewardReading:
     """The reward from ``reward.txt`` and/or ``reward.json`` in ``verifier_dir``."""
     txt_path, json_path = verifier_dir / "reward.txt", verifier_dir / "reward.json"
-    has_txt, has_json = txt_path.is_file(), json_path.is_file()
-    if not has_txt and not has_json:
+    return read_reward_bytes(txt_path.read_bytes() if txt_path.is_file() else None,
+                             json_path.read_bytes() if json_path.is_file() else None)
+
+
+def read_reward_bytes(txt_bytes: bytes | None, json_bytes: bytes | None) -> RewardReading:
+    """The reward from the bytes of ``reward.txt`` and/or ``reward.json`` (None = no such file)."""
+    if txt_bytes is None and json_bytes is None:
         return RewardReading(problem="test.sh wrote no reward (neither reward.txt nor reward.json)")
     try:
-        txt = parse_reward_txt(txt_path.read_text(encoding="utf-8", errors="replace")) if has_txt else None
-        js = parse_reward_json(json_path.read_text(encoding="utf-8", errors="replace")) if has_json else None
+        txt = parse_reward_txt(txt_bytes.decode("utf-8", errors="replace")) if txt_bytes is not None else None
+        js = parse_reward_json(json_bytes.decode("utf-8", errors="replace")) if json_bytes is not None else None
     except ValueError as exc:
         return RewardReading(problem=str(exc))
     if txt is not None and js is not None and not math.isclose(txt, js[0], abs_tol=1e-9):

@@ -1,0 +1,81 @@
+"""A real Prefect server (and the processes around it) for deployment tests, on 127.0.0.1.
+
+Everything is started in one new session, so a test ends exactly what it started, by that
+process group, and nothing else on this shared machine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(prefect_home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a new user: no PREFECT_* setting of the test session, a fresh home."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") and k != "VIRTUAL_ENV"}
+    env["PATH"] = ":".join(p for p in env.get("PATH", "").split(":") if not p.startswith(str(ROOT / ".venv")))
+    env["PREFECT_HOME"] = str(prefect_home)
+    env.update(extra)
+    return env
+
+
+def start_session(cmd: list[str], env: dict, cwd: Path, log: Path) -> subprocess.Popen:
+    fh = open(log, "wb")  # noqa: SIM115 - lives as long as the process
+    return subprocess.Popen(cmd, env=env, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def stop_session(proc: subprocess.Popen, grace: float = 15) -> None:
+    """SIGTERM, then SIGKILL, to the process group this test started (and only to it)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.time() + grace
+        while time.time() < deadline:
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                proc.poll()
+                return
+            proc.poll()
+            time.sleep(0.3)
+
+
+class Api:
+    """The few REST calls the tests read the server with (plain HTTP: no client settings involved)."""
+
+    def __init__(self, url: str) -> None:
+        self.http = httpx.Client(base_url=url, timeout=30)
+
+    def post(self, path: str, body: dict | None = None):
+        r = self.http.post(path, json=body or {})
+        r.raise_for_status()
+        return r.json()
+
+    def flow_runs(self, **flt) -> list[dict]:
+        return self.post("/flow_runs/filter", flt)
+
+    def task_runs(self, flow_run_id: str) -> list[dict]:
+        return self.post("/task_runs/filter", {"flow_runs": {"id": {"any_": [flow_run_id]}}, "limit": 200})
+
+    def artifacts(self, flow_run_id: str) -> list[dict]:
+        return self.post("/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}})
+
+    def logs(self, flow_run_id: str) -> list[dict]:
+        return self.post("/logs/filter", {"logs": {"flow_run_id": {"any_": [flow_run_id]}}, "limit": 200})

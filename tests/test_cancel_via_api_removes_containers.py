@@ -1,0 +1,106 @@
+"""Through a real Prefect flow run (the job flow served by a runner, a real server on 127.0.0.1):
+
+- cancelling the run through the API removes its trial containers;
+- ``kill -9`` of the flow run's process is noticed by the runner, which marks the run crashed and
+  calls the ``on_crashed`` hook with keyword arguments (``flow=``, ``flow_run=``, ``state=``). The
+  hook's parameter used to be ``flow_``, so every such call failed with TypeError and both trial
+  containers kept running. Now they are removed, and a resume completes the job.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from task_factory import make_task
+from tbflow_process import ROOT, TBFLOW, alive, cmdline, descendants, wait_until
+
+from tasks_lib.container.docker_client import LABEL_FLOW_RUN
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A runner serving the job flow against its own server; yields (api url, runner pid)."""
+    url_file = tmp_path / "api-url"
+    env = dict(os.environ, PREFECT_RUNNER_POLL_FREQUENCY="1")
+    env.pop("PREFECT_API_URL", None)
+    runner = subprocess.Popen([sys.executable, str(ROOT / "tests" / "served_job_flow.py"), str(url_file)], cwd=ROOT,
+                              env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        wait_until(lambda: runner.poll() is not None or url_file.exists(), 300, "the server")
+        assert runner.poll() is None, runner.stdout.read()
+        api = url_file.read_text()
+        wait_until(lambda: httpx.get(f"{api}/deployments/name/tbflow-job/tbflow-test").status_code == 200, 120,
+                   "the deployment")
+        yield api, runner.pid
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGTERM)
+            try:
+                runner.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(runner.pid, signal.SIGKILL)
+                runner.wait()
+
+
+def _start_run(api: str, ds, jobs) -> str:
+    dep = httpx.get(f"{api}/deployments/name/tbflow-job/tbflow-test").json()
+    config = {"dataset": str(ds), "jobs_dir": str(jobs), "job_name": "j", "concurrency": 2}
+    resp = httpx.post(f"{api}/deployments/{dep['id']}/create_flow_run", json={"parameters": {"config": config}})
+    resp.raise_for_status()
+    return resp.json()["id"]
+
+
+def _run_containers(client, run_id: str) -> list[str]:
+    return [c["Id"] for c in client.api.containers(all=True, filters={"label": f"{LABEL_FLOW_RUN}={run_id}"})]
+
+
+def _state(api: str, run_id: str) -> str:
+    return httpx.get(f"{api}/flow_runs/{run_id}").json()["state"]["type"]
+
+
+def _two_slow_trials(tmp_path):
+    ds = tmp_path / "ds"
+    make_task(ds, "a-slow", solve="sleep 20\n")
+    make_task(ds, "b-slow", solve="sleep 20\n")
+    return ds, tmp_path / "jobs"
+
+
+def test_cancel_via_api_removes_containers(served, docker_ready, tmp_path):
+    api, _ = served
+    ds, jobs = _two_slow_trials(tmp_path)
+    run_id = _start_run(api, ds, jobs)
+    wait_until(lambda: len(_run_containers(docker_ready, run_id)) == 2, 300, "both trial containers")
+    httpx.post(f"{api}/flow_runs/{run_id}/set_state",
+               json={"state": {"type": "CANCELLING", "name": "Cancelling"}, "force": True}).raise_for_status()
+    wait_until(lambda: not _run_containers(docker_ready, run_id), 90, "the containers to be removed")
+    wait_until(lambda: _state(api, run_id) == "CANCELLED", 90, "the run to be cancelled")
+
+
+def test_kill_9_of_flow_run_process_runs_crashed_hook(served, docker_ready, tmp_path):
+    api, runner_pid = served
+    ds, jobs = _two_slow_trials(tmp_path)
+    run_id = _start_run(api, ds, jobs)
+    wait_until(lambda: len(_run_containers(docker_ready, run_id)) == 2, 300, "both trial containers")
+    # the runner starts each flow run in a child process (multiprocessing "spawn")
+    flow_procs = [p for p in descendants(runner_pid) if "spawn_main" in cmdline(p)]
+    assert flow_procs, [cmdline(p) for p in descendants(runner_pid)]
+    for pid in flow_procs:
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not any(alive(p) for p in flow_procs), 10, "the flow run process to die")
+    wait_until(lambda: _state(api, run_id) == "CRASHED", 60, "the runner to mark the run crashed")
+    wait_until(lambda: not _run_containers(docker_ready, run_id), 60, "the crashed hook to remove the containers")
+
+    done = subprocess.run([*TBFLOW, "resume", str(jobs / "j")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env={k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    for trial in ("a-slow.oracle.1", "b-slow.oracle.1"):
+        record = json.loads((jobs / "j" / "trials" / trial / "trial.json").read_text())
+        assert record["validity"]["status"] == "scored", record["validity"]

@@ -1,0 +1,49 @@
+"""A job's identity covers the code that judges trials (tbflow's version and the source of its
+classification, reward parsing, verifier wrapper, process-group kill and records): continuing a
+job recorded by other judging code is refused with what changed, unless --force-new."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from task_factory import make_task
+from flows.cli.main import app
+from tasks_lib.job.job_identity import JUDGE_SOURCES, judge_identity
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_judging_code_is_hashed_file_by_file_and_whole_folders_catch_new_files(tmp_path):
+    ids = judge_identity()
+    assert "tasks_lib/trial/classify.py" in ids.files and "tasks_lib/trial/rewards.py" in ids.files
+    assert all((ROOT / src).exists() for src in JUDGE_SOURCES), "a judged source moved: update JUDGE_SOURCES"
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    before = judge_identity(("pkg",), tmp_path).files
+    (tmp_path / "pkg" / "new_rule.py").write_text("y = 2\n")
+    assert set(judge_identity(("pkg",), tmp_path).files) - set(before) == {"pkg/new_rule.py"}
+
+
+@pytest.mark.docker
+def test_resume_across_a_judging_code_change_is_refused_unless_force_new(run_job, tmp_path):
+    ds = tmp_path / "ds"
+    make_task(ds, "t")
+    run_job(ds, job_name="j")
+    job_file = tmp_path / "jobs" / "j" / "job.json"
+    job = json.loads(job_file.read_text())
+    # as if the job had been recorded by a tbflow whose reward parsing differed
+    job["identity"]["judge"]["files"]["tasks_lib/trial/rewards.py"] = "0" * 64
+    job["identity"]["judge"]["version"] = "0.0.1"
+    job_file.write_text(json.dumps(job))
+
+    refused = CliRunner().invoke(app, ["run", str(ds), "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "j"])
+    assert refused.exit_code == 2, refused.output
+    assert "tbflow's judging code changed: tasks_lib/trial/rewards.py" in refused.output
+    assert "tbflow version: 0.0.1 -> " in refused.output
+    resumed = CliRunner().invoke(app, ["resume", str(tmp_path / "jobs" / "j")])
+    assert resumed.exit_code == 2 and "tasks_lib/trial/rewards.py" in resumed.output, resumed.output
+
+    fresh = run_job(ds, job_name="j", force_new=True)
+    assert Path(fresh.job_dir).name.startswith("j.") and len(fresh.records) == 1

@@ -1,0 +1,62 @@
+"""A second run of a job that a live run holds (``run --job-name X`` again, ``resume``) is refused
+at once with exit 2 and a line naming the holder; it does not touch the running job, which ends
+scored. ``report`` (read-only) still works. Once the first run ended, the job can be resumed."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from task_factory import make_task
+
+from tasks_lib.job.job_lock import HOST, LOCK_NAME
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "flows.cli.main"]
+
+
+def _cli(*args, timeout=120):
+    return subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.docker
+def test_second_run_and_resume_refused_while_first_runs(docker_ready, tmp_path):
+    ds = tmp_path / "ds"
+    make_task(ds, "slow", solve="sleep 12\necho ok > /app/done\n", check="[ -f /app/done ]")
+    jobs = tmp_path / "jobs"
+    first = subprocess.Popen([*CLI, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}):
+            assert first.poll() is None, first.stdout.read()
+            assert time.monotonic() < deadline, "the first run never started its trial"
+            time.sleep(0.2)
+        assert (jobs / "j" / LOCK_NAME).is_file()
+
+        for args in (["run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j"], ["resume", str(jobs / "j")]):
+            started = time.monotonic()
+            res = _cli(*args)
+            took = time.monotonic() - started
+            assert res.returncode == 2, res.stdout + res.stderr
+            line = res.stderr.strip()
+            assert len(line.splitlines()) == 1 and "Traceback" not in line, line
+            assert f"pid {first.pid}" in line and f"host {HOST}" in line and "since" in line, line
+            assert took < 20, f"refused only after {took:.0f}s (must not wait for Prefect)"
+            assert docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}), \
+                "the refused run touched the running job's container"
+
+        rep = _cli("report", str(jobs / "j"), "--no-write")
+        assert rep.returncode == 0, rep.stderr
+
+        out, _ = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, out
+    assert "scored: 1   invalid: 0" in out, out
+    assert not (jobs / "j" / LOCK_NAME).exists(), "the lock is released at the end of the run"
+    again = _cli("resume", str(jobs / "j"))
+    assert again.returncode == 0 and "already recorded" in again.stderr, again.stderr

@@ -1,0 +1,95 @@
+"""Issue 10: in the Prefect UI an invalid trial was a green `Completed` task like a scored one,
+stage runs were named `run-agent-884`, the report artifacts hung on a `report` child run (the
+job's Artifacts tab was empty), there was no progress artifact and no tags. This runs a real job
+flow (one scored, one invalid trial) and reads what the Prefect API shows for it."""
+
+import time
+
+import pytest
+
+from task_factory import make_task
+
+
+@pytest.mark.docker
+def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_local, tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter,
+                                                FlowRunFilterId)
+
+    from flows.job_config import JobConfig
+    from flows.job_flow import job_flow
+
+    ds = tmp_path / "ds"
+    make_task(ds, "good")
+    make_task(ds, "noreward", test_sh="#!/bin/bash\necho 'no reward written'\n")
+    cfg = JobConfig(dataset=str(ds), jobs_dir=str(tmp_path / "jobs"), job_name="UI_Job", concurrency=2)
+    state = job_flow(**cfg.flow_parameters(), return_state=True)
+    assert state.is_completed(), state
+    run_id = state.state_details.flow_run_id
+
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(run_id)
+        for _ in range(240):  # the server records task-run states from events, a moment later
+            task_runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])))
+            if len(task_runs) >= 14 and all(t.state and t.state.is_final() for t in task_runs):
+                break
+            time.sleep(0.5)
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(
+            any_=[run_id])))
+    by_name = {t.name: t for t in task_runs}
+
+    good, bad = by_name["good.oracle.1"], by_name["noreward.oracle.1"]
+    assert (good.state.type.value, good.state.name) == ("COMPLETED", "Completed")
+    assert good.state.message == "scored 1"
+    assert (bad.state.type.value, bad.state.name) == ("COMPLETED", "Invalid")
+    assert bad.state.message.startswith("invalid: verifier: "), bad.state.message
+    for stage in ("prepare-harness", "build-image", "run-agent", "kill-process-groups", "run-verifier", "classify"):
+        assert f"good.oracle.1 · {stage}" in by_name, sorted(by_name)
+    tags = {"job:UI_Job", "dataset:ds", "harness:oracle"}
+    assert tags <= set(run.tags), run.tags
+    assert tags <= set(bad.tags) and tags <= set(by_name["noreward.oracle.1 · run-verifier"].tags), bad.tags
+
+    by_key = {a.key: a for a in artifacts}
+    assert {"ui-job-report", "ui-job-trials", "ui-job-progress"} <= set(by_key), sorted(by_key)
+    progress = by_key["ui-job-progress"]
+    assert progress.data == 100.0
+    assert progress.description == "2/2 trials done: 1 scored, 1 invalid"
+
+
+def test_trial_log_lines_carry_no_colour_codes(tmp_path):
+    """A harness's error line with terminal colours ended up verbatim in the run's log."""
+    import logging
+
+    from report_fixtures import make_trial
+
+    from flows.cli.progress import LogListener
+
+    record = make_trial("t", "codex", invalid="harness")
+    record.validity.reason = "\x1b[31mError:\x1b[0m 401 Unauthorized\n"
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, rec):
+            seen.append(rec.getMessage())
+
+    logger = logging.getLogger("tbflow-test-listener")
+    logger.addHandler(Keep())
+    logger.setLevel(logging.INFO)
+    LogListener(logger).trial_finished(record, 1, 1)
+    assert seen == ["[1/1] t codex#1: invalid: harness (Error: 401 Unauthorized) [" + seen[0].split("[")[-1]]
+    assert "\x1b" not in seen[0] and "\\n" not in seen[0]
+
+
+def test_a_failed_or_retried_stage_is_logged_as_text():
+    """Prefect logs a failed or retried task's exception with %r: a build error showed literal
+    \\n and colour codes in the UI."""
+    from flows.trial_flow import EnvironmentRetry
+    from tasks_lib.errors import ImageBuildError
+
+    build = ImageBuildError("build-image", "docker build failed:\n\x1b[1mStep 1/2\x1b[0m")
+    assert "%r" % build == "ImageBuildError: build-image: docker build failed:\nStep 1/2"
+
+    exc = EnvironmentRetry("build-image", "retrying after: docker build failed:\n\x1b[31mERROR\x1b[0m: no such file")
+    text = "%r" % exc
+    assert text == "EnvironmentRetry: build-image: retrying after: docker build failed:\nERROR: no such file"
+    assert "\x1b" not in text and "\\n" not in text
