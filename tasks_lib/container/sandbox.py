@@ -300,14 +300,21 @@ def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:
 
     ``label`` may be ``LABEL_FLOW_RUN`` to remove what one Prefect flow run started.
     """
+    return remove_listed(get_client().api.containers(all=True, filters={"label": f"{label}={job_id}"}))
+
+
+def remove_listed(containers: list[dict]) -> int:
+    """Remove the containers of an engine listing (``{"Id": ...}`` dicts); return how many went.
+
+    A removal that fails is logged, never raised: it must not mask why a job is stopping, and the
+    leftover keeps its labels, so the next command that touches the job removes it.
+    """
     n = 0
-    for c in get_client().api.containers(all=True, filters={"label": f"{label}={job_id}"}):
+    for c in containers:
         try:
             remove_container(c["Id"])
             n += 1
         except ContainerError as exc:
-            # Removal failing here must not mask why the job is stopping; the
-            # leftover keeps its labels so the next run of the job removes it.
             _log.warning("%s", exc)
     return n
 

@@ -19,9 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL, get_client
-from tasks_lib.errors import ContainerError
 from tasks_lib.job.job_lock import JobLock, JobLockedError, describe_holder, lock_state
-from tasks_lib.container.sandbox import remove_container
+from tasks_lib.container.sandbox import remove_container, remove_listed
 
 _log = logging.getLogger(__name__)
 
@@ -57,14 +56,7 @@ def remove_orphans(job_dir: Path, job_id: str | None = None) -> int:
     except JobLockedError:
         return 0
     try:
-        n = 0
-        for c in _job_containers(job_dir, job_id):
-            try:
-                remove_container(c["Id"])
-                n += 1
-            except ContainerError as exc:
-                _log.warning("%s", exc)
-        return n
+        return remove_listed(_job_containers(job_dir, job_id))
     finally:
         lock.release()
 
