@@ -21,7 +21,7 @@ SLOW = "b-slow.oracle.1"
 
 
 def _container(client, trial_id):
-    found = client.containers.list(filters={"label": f"{LABEL_TRIAL}={trial_id}"})
+    found = client.containers.list(filters={"label": f"{LABEL_TRIAL}={trial_id}"}, ignore_removed=True)
     return found[0] if found else None
 
 
