@@ -44,7 +44,7 @@ def test_second_run_and_resume_refused_while_first_runs(docker_ready, tmp_path):
             line = res.stderr.strip()
             assert len(line.splitlines()) == 1 and "Traceback" not in line, line
             assert f"pid {first.pid}" in line and f"host {HOST}" in line and "since" in line, line
-            assert took < 20, f"refused only after {took:.0f}s (must not wait for Prefect)"
+            assert took < 60, f"refused only after {took:.0f}s (must not wait for a Prefect server start)"
             assert docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}), \
                 "the refused run touched the running job's container"
 
