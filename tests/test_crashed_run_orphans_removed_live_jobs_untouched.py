@@ -38,7 +38,7 @@ def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:
     proc = subprocess.Popen([*CLI, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", name], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     job_dir = os.path.realpath(jobs / name)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 400  # a fresh PREFECT_HOME migrates first; slow on a loaded machine
     while not (found := client.containers.list(filters={"label": f"{LABEL_JOB_DIR}={job_dir}"})):
         assert proc.poll() is None and time.monotonic() < deadline, "the run never started its trial"
         time.sleep(0.2)
