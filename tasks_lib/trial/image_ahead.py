@@ -39,6 +39,8 @@ class AheadBuild(BaseModel):
     key: str
     image: ImageOutcome | None = None
     error: str | None = None
+    #: False when a new try would only repeat the failure (a build cut at ``build_timeout_sec``)
+    retryable: bool = True
     log_path: Path | None = None
 
 
@@ -72,7 +74,8 @@ def build_ahead(job_id: str, task: Task, log_dir: Path) -> AheadBuild | None:
         outcome = ensure_image(task, log, str(log))
         result = AheadBuild(key=key, image=outcome, log_path=log if log.exists() else None)
     except ImageBuildError as exc:
-        result = AheadBuild(key=key, error=exc.message, log_path=log if log.exists() else None)
+        result = AheadBuild(key=key, error=exc.message, retryable=exc.retryable,
+                            log_path=log if log.exists() else None)
     except DockerException:
         return None
     if result.image is not None and result.image.source == "reused":
@@ -85,7 +88,8 @@ def build_ahead(job_id: str, task: Task, log_dir: Path) -> AheadBuild | None:
 def take_ahead(job_id: str, task: Task, trial_dir: Path, first_try: bool) -> ImageOutcome | None:
     """This trial's build-image outcome from the lane, or None when the trial must ensure its
     image itself. Raises ``ImageBuildError`` (evidence: the trial's ``build.log``) when the
-    lane's build of this image failed and this is the trial's first try."""
+    lane's build of this image failed and this is the trial's first try (not retryable when the
+    lane's build was not: a build cut at ``build_timeout_sec``)."""
     key = (job_id, ahead_key(task))
     with _guard:
         result = _results.get(key)
@@ -102,7 +106,9 @@ def take_ahead(job_id: str, task: Task, trial_dir: Path, first_try: bool) -> Ima
     if not first_try:
         return None
     _copy_log(result, trial_dir)
-    raise ImageBuildError("build-image", result.error or "docker build failed", TRIAL_LOG)
+    error = ImageBuildError("build-image", result.error or "docker build failed", TRIAL_LOG)
+    error.retryable = result.retryable  # a timed-out build is not retried, whoever ran it
+    raise error
 
 
 def _copy_log(result: AheadBuild, trial_dir: Path) -> bool:
