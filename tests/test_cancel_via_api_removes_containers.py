@@ -52,8 +52,8 @@ def served(tmp_path):
 
 def _start_run(api: str, ds, jobs) -> str:
     dep = httpx.get(f"{api}/deployments/name/tbflow-job/tbflow-test").json()
-    config = {"dataset": str(ds), "jobs_dir": str(jobs), "job_name": "j", "concurrency": 2}
-    resp = httpx.post(f"{api}/deployments/{dep['id']}/create_flow_run", json={"parameters": {"config": config}})
+    params = {"dataset": str(ds), "jobs_dir": str(jobs), "job_name": "j", "concurrency": 2}
+    resp = httpx.post(f"{api}/deployments/{dep['id']}/create_flow_run", json={"parameters": params})
     resp.raise_for_status()
     return resp.json()["id"]
 
