@@ -91,14 +91,21 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
         assert len(records) == N_TRIALS
         for tid, data in recorded_first.items():
             assert records[tid] == data, f"{tid} was recorded again on resume"
-        trial_runs = [t for t in api.post("/task_runs/filter", {"limit": 200})
-                      if t["name"] in records and t["state"]["type"] == "COMPLETED"]
-        assert sorted(t["name"] for t in trial_runs) == sorted(records), "a trial completed twice or never"
-        assert all({"job:spread", "dataset:ds", "harness:oracle"} <= set(t["tags"]) for t in trial_runs), trial_runs
-        ran_in = {t["flow_run_id"] for t in trial_runs}
-        assert b_run in ran_in, "the killed worker's shard recorded nothing"
-        assert ran_in - {b_run}, "the other worker ran nothing"
         (crashed,) = api.flow_runs(flow_runs={"id": {"any_": [b_run]}})
+        b_trials = set(crashed["parameters"]["trial_ids"])
+        for _ in range(240):  # the server records task-run states from events: later on a loaded machine
+            trial_runs = [t for t in api.post("/task_runs/filter", {"limit": 200})
+                          if t["name"] in records and t["state"]["type"] == "COMPLETED"]
+            if {t["name"] for t in trial_runs} >= set(records) - b_trials:
+                break
+            time.sleep(1)
+        names = [t["name"] for t in trial_runs]
+        assert len(names) == len(set(names)), f"a trial completed twice: {sorted(names)}"
+        # a killed shard may have written a record and died before Prefect heard its run finish
+        assert set(records) - set(names) <= b_trials, sorted(set(records) - set(names))
+        assert all({"job:spread", "dataset:ds", "harness:oracle"} <= set(t["tags"]) for t in trial_runs), trial_runs
+        assert b_trials & set(recorded_first), "the killed worker's shard recorded nothing"
+        assert {t["flow_run_id"] for t in trial_runs} - {b_run}, "the other worker ran nothing"
         assert crashed["state"]["type"] == "CRASHED", crashed["state"]
         assert (jobs / "spread" / "report.md").is_file()
     finally:
