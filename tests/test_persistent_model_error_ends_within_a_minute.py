@@ -31,7 +31,7 @@ def test_persistent_model_error_ends_trial_with_cli_error_line(run_job, tmp_path
     with pointed_at_mock(monkeypatch, MockModel(SOLVE), prefix=f"/status/{status}"):
         result = run_job(solvable_task(tmp_path / "ds", agent_timeout=AGENT_TIMEOUT), harnesses=CLIS,
                          model="mock/mock-model", concurrency=4)
-    spans = _request_spans(tmp_path / "jobs" / "job" / "gateway.jsonl")
+    spans = _request_spans(sorted((tmp_path / "jobs" / "job" / "gateway").glob("*.jsonl")))
     for cli in CLIS:
         rec = record_of(result, "make-done", cli)
         assert not rec.agent.timed_out, (cli, rec.agent)
@@ -45,10 +45,12 @@ def test_persistent_model_error_ends_trial_with_cli_error_line(run_job, tmp_path
               f"agent ran {rec.agent.duration_sec:.1f} s")
 
 
-def _request_spans(log):
-    """Seconds from each trial's first model request to its last, from the gateway's request log."""
+def _request_spans(logs):
+    """Seconds from each trial's first model request to its last, from the gateway's request logs
+    (``JOB_DIR/gateway/<host>-<pid>.jsonl``, one per gateway)."""
+    assert logs, "no gateway request log in JOB_DIR/gateway/"
     times: dict[str, list[datetime]] = {}
-    for line in log.read_text().splitlines():
+    for line in (line for log in logs for line in log.read_text().splitlines()):
         entry = json.loads(line)
         times.setdefault(entry["trial"], []).append(datetime.fromisoformat(entry["time"]))
     return {t: (max(v) - min(v)).total_seconds() for t, v in times.items()}
