@@ -23,14 +23,12 @@ configure_embedded_prefect()
 BASE_IMAGE = "tbflow/base:bookworm"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _own_trial_history(tmp_path_factory):
-    """The session's jobs read and write their own duration history, never the user's: the start
-    order of a test's job must not depend on what ran on this machine before."""
-    import os
-
-    os.environ["TBFLOW_HISTORY"] = str(tmp_path_factory.getbasetemp() / "trial-history.sqlite")
-    yield
+@pytest.fixture(autouse=True)
+def _own_trial_history(tmp_path, monkeypatch):
+    """Each test's jobs read and write their own duration history, never the user's nor another
+    test's: the start order of a test's job must not depend on what ran before it (tests reuse
+    task names such as ``a-quick``/``b-slow``, and a shared history reorders them)."""
+    monkeypatch.setenv("TBFLOW_HISTORY", str(tmp_path / "trial-history.sqlite"))
 
 
 @pytest.fixture(scope="session")

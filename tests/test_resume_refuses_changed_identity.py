@@ -81,7 +81,10 @@ def test_same_identity_resumes_and_keeps_records(run_job, tmp_path, docker_ready
     first = run_job(ds, harnesses=["nop"], job_name="j")
     job_id = first.job_id
     import time
-    since = time.time() - 1
+    # events have whole-second resolution: start the window after the first run's last second, so
+    # a container the first run created in its final second is not counted against the resume
+    time.sleep(1.1)
+    since = int(time.time())
     res = _ran(tmp_path, ds)
     assert res.exit_code == 0, res.output
     assert "already recorded" in res.output

@@ -29,7 +29,7 @@ def test_signal_to_group_ends_with_summary_and_exit_code(docker_ready, tmp_path,
     make_task(ds, "a-quick")
     make_task(ds, "b-slow", solve="sleep 120\n")
     jobs = tmp_path / "jobs"
-    proc = subprocess.Popen([*TBFLOW, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j"], cwd=ROOT,
+    proc = subprocess.Popen([*TBFLOW, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j", "--order", "name"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, preexec_fn=_ignore_sigint)
     try:
