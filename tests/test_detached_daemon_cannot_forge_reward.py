@@ -27,7 +27,7 @@ gone=0  # three checks in a row, so a process list read in a busy moment cannot 
 while [ $gone -lt 3 ]; do if running; then gone=0; else gone=$((gone+1)); fi; sleep 0.01; done
 i=0
 while [ $i -lt 300 ]; do
-  echo 1 > /logs/verifier/reward.txt
+  echo 1 > /logs/.forged && mv -f /logs/.forged /logs/verifier/reward.txt  # a rename: never seen half-written
   mkdir -p /logs/verifier/.tbflow-snapshot
   echo 1 > /logs/verifier/.tbflow-snapshot/reward.txt; echo 0 > /logs/verifier/.tbflow-snapshot/exit-code
   echo "all tests passed" >> /logs/verifier/test-stdout.txt
