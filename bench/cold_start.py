@@ -6,12 +6,16 @@ built, concurrency 1) as a new process / the Docker floor for the same three tri
 bench/trial_overhead.py). Also reported per run: when the first trial started (its record's
 ``started_at``) and when the command returned, both from the command's start.
 
-Modes:
-  embedded    tbflow starts its own Prefect server (the default), on a persistent PREFECT_HOME
-              that was used once before (so its SQLite database exists and is migrated)
+Modes (PREFECT_HOME persistent and used once before, so its SQLite database exists and is migrated):
+  first       no server runs: the command starts the warm local server (the default; stopped
+              again before each run with ``tbflow server stop``)
+  warm        the warm server a previous command left running is reused (the default, second
+              and later commands within TBFLOW_SERVER_IDLE_SEC)
+  per-command TBFLOW_SERVER_IDLE_SEC=0: a server of the command's own, stopped with it
   configured  PREFECT_API_URL points at a running server (started here, before the runs)
 
-Usage: .venv/bin/python bench/cold_start.py [--runs N] [--mode embedded|configured|both]
+Usage: .venv/bin/python bench/cold_start.py [--runs N] [--mode first|warm|per-command|configured|all]
+                                            [--concurrency N] [--phases]
 Target: ratio <= 3.
 """
 
@@ -36,11 +40,11 @@ from trial_overhead import floor_cli, make_task  # noqa: E402
 IMAGE = "tbflow/base:bookworm"
 
 
-def timed_run(dataset: Path, jobs: Path, env: dict) -> dict:
+def timed_run(dataset: Path, jobs: Path, env: dict, concurrency: int = 1) -> dict:
     start_wall = time.time()
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(dataset), "--jobs-dir", str(jobs)],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(dataset), "--jobs-dir", str(jobs),
+                           "--concurrency", str(concurrency)], cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(f"tbflow failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -52,40 +56,69 @@ def timed_run(dataset: Path, jobs: Path, env: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--mode", choices=["embedded", "configured", "both"], default="both")
+    ap.add_argument("--mode", choices=[*MODES, "all"], default="all")
+    ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--phases", action="store_true", help="also time the start-up pieces one by one")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tbflow-cold-"))
     ds = work / "ds"
     for name in ("t1", "t2", "t3"):
         make_task(ds, name, solve="echo ok > /app/done\n", check="[ -f /app/done ]")
-    env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"))
+    env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"), TBFLOW_SERVER_IDLE_SEC="600")
     env.pop("PREFECT_API_URL", None)
     t = time.perf_counter()
     timed_run(ds, work / "warm-up", env)  # builds the image, creates and migrates the database
+    _stop_warm_server(env)
     print(f"warm-up (fresh PREFECT_HOME, image build): {time.perf_counter() - t:.2f} s")
     if args.phases:
-        print(json.dumps(phases(ds, work, env), indent=1))
+        print(json.dumps(phases(ds, work, dict(env, TBFLOW_SERVER_IDLE_SEC="0")), indent=1))
     out: dict = {}
-    modes = ["embedded", "configured"] if args.mode == "both" else [args.mode]
+    modes = MODES if args.mode == "all" else [args.mode]
     for mode in modes:
         run_env = dict(env)
         server = None
         if mode == "configured":
             server = _start_configured_server(run_env)
-        runs = [timed_run(ds, work / f"{mode}-{i}", run_env) for i in range(args.runs)]
+        if mode == "per-command":
+            run_env["TBFLOW_SERVER_IDLE_SEC"] = "0"
+        if mode == "warm":
+            timed_run(ds, work / "warm-start", run_env, args.concurrency)  # leaves the server running
+        runs = []
+        for i in range(args.runs):
+            if mode == "first":
+                _stop_warm_server(run_env)
+            runs.append(timed_run(ds, work / f"{mode}-{i}", run_env, args.concurrency))
         if server is not None:
             server.terminate()
             server.wait()
+        _stop_warm_server(run_env)
         out[mode] = runs
     floors = [sum(floor_cli(IMAGE, 3)) for _ in range(args.runs)]
     floor = statistics.median(floors)
+    print(f"concurrency {args.concurrency}")
     print(json.dumps({"floor_3_trials_sec": [round(f, 2) for f in floors], **out}, indent=1))
     for mode, runs in out.items():
         wall = statistics.median(r["wall_sec"] for r in runs)
         first = statistics.median(r["first_trial_at_sec"] for r in runs)
         print(f"{mode}: wall median {wall:.2f} s, first trial started at {first:.2f} s, floor {floor:.2f} s, "
               f"cold-start ratio {wall / floor:.2f}")
+
+
+MODES = ["first", "warm", "per-command", "configured"]
+
+
+def _stop_warm_server(env: dict) -> None:
+    """Stop the warm server of this PREFECT_HOME and wait until its process is gone."""
+    status = subprocess.run([sys.executable, "-m", "flows.cli.main", "server", "status"], cwd=ROOT, env=env,
+                            capture_output=True, text=True)
+    if status.returncode != 0:
+        return
+    pid = json.loads(status.stdout)["pid"]
+    subprocess.run([sys.executable, "-m", "flows.cli.main", "server", "stop"], cwd=ROOT, env=env,
+                   capture_output=True, check=True)
+    stat = Path(f"/proc/{pid}/stat")
+    while stat.exists() and ") Z " not in stat.read_text():
+        time.sleep(0.1)
 
 
 PHASES = {

@@ -28,7 +28,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flows import shared_server
 from flows.embedded_prefect import SERVER_ENV
+from flows.shared_server import SharedServer
 
 STOP_WAIT_SEC = 15.0
 READY_TIMEOUT_SEC = 120.0
@@ -102,19 +104,32 @@ class LocalServer:
             pass
 
 
-_current: LocalServer | None = None
+_current: LocalServer | SharedServer | None = None
 
 
-def current() -> LocalServer | None:
+def current() -> LocalServer | SharedServer | None:
     return _current
 
 
-def start() -> LocalServer:
-    """Start the companion process (and the embedded server unless ``PREFECT_API_URL`` is set)."""
+def start(shared: bool = False) -> LocalServer | SharedServer:
+    """Start the companion process (and the embedded server unless ``PREFECT_API_URL`` is set).
+
+    ``shared`` (the CLI's default, ``TBFLOW_SERVER_IDLE_SEC`` > 0): attach to the warm server of
+    this ``PREFECT_HOME`` instead (flows/shared_server.py), starting it when none runs; a warm
+    server of another tbflow/Prefect version falls back to a server of this command's own.
+    """
     global _current
     if _current is not None:
         return _current
     configured = os.environ.get("PREFECT_API_URL")
+    if shared and not configured:
+        try:
+            _current = shared_server.attach(shared_server.idle_sec(), SERVER_ENV)
+        except (shared_server.VersionMismatch, RuntimeError):  # not shareable: one of our own, as before
+            pass
+        else:
+            atexit.register(_current.stop)
+            return _current
     sock = None
     args = [sys.executable, "-m", "flows.server_process", str(os.getpid())]
     env = dict(os.environ)

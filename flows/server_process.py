@@ -45,8 +45,9 @@ def _die_with_parent(parent: int) -> None:
 class Guard:
     """Reads tbflow's pipe; knows whether tbflow stopped cleanly and which job dirs it ran."""
 
-    def __init__(self, parent: int) -> None:
+    def __init__(self, parent: int | None, stream=None) -> None:
         self.parent = parent
+        self.stream = stream if stream is not None else sys.stdin
         self.job_dirs: list[str] = []
         self.clean = threading.Event()
         self.gone = threading.Event()
@@ -54,7 +55,7 @@ class Guard:
         self._reaped = False
 
     def read_pipe(self) -> None:
-        for line in sys.stdin:
+        for line in self.stream:
             cmd, _, arg = line.rstrip("\n").partition(" ")
             if cmd == "dir" and arg:
                 self.job_dirs.append(arg)
@@ -63,7 +64,8 @@ class Guard:
         self.gone.set()
 
     def tbflow_died(self) -> bool:
-        return not self.clean.is_set() and (self.gone.is_set() or os.getppid() != self.parent)
+        parent_gone = self.parent is not None and os.getppid() != self.parent
+        return not self.clean.is_set() and (self.gone.is_set() or parent_gone)
 
     def reap(self) -> None:
         """Remove the containers of every job dir tbflow announced (once; a second caller waits
@@ -82,6 +84,15 @@ class Guard:
                 print(f"tbflow guard: could not remove containers: {exc}", file=sys.stderr)
 
 
+def prefect_app_server():
+    """Prefect's server app as uvicorn runs it for ``prefect server start`` (the API only)."""
+    import uvicorn
+
+    config = uvicorn.Config("prefect.server.api.server:create_app", factory=True, log_level="error",
+                            lifespan="on")
+    return uvicorn.Server(config)
+
+
 def main(argv: list[str]) -> int:
     parent = int(argv[1])
     listen_fd = int(argv[2]) if len(argv) > 2 else None
@@ -96,12 +107,8 @@ def main(argv: list[str]) -> int:
             guard.reap()
         return 0
 
-    import uvicorn
-
     sock = socket.socket(fileno=listen_fd)
-    config = uvicorn.Config("prefect.server.api.server:create_app", factory=True, log_level="error",
-                            lifespan="on")
-    server = uvicorn.Server(config)
+    server = prefect_app_server()
 
     def stop_when_tbflow_gone() -> None:
         guard.gone.wait()

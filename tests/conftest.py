@@ -6,6 +6,7 @@ starts everything first, so a missing engine is a real problem to see.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
 
 configure_embedded_prefect()
+# One Prefect server per tbflow command, as before the warm server: tests of stopping and killing
+# tbflow assert that nothing of a command outlives it. The warm server has its own tests
+# (test_warm_server_*.py), which set this themselves.
+os.environ.setdefault("TBFLOW_SERVER_IDLE_SEC", "0")
 
 BASE_IMAGE = "tbflow/base:bookworm"
 

@@ -154,7 +154,10 @@ def _run_job(config) -> None:
     # The server starts first, while we import, plan and check Docker; only a job that may be
     # all recorded already (an existing --job-name, resume) is planned before anything starts.
     job_json = Path(config.jobs_dir) / (config.job_name or "") / "job.json"
-    server = None if config.job_name and job_json.is_file() else prefect_server.start()
+    from flows.shared_server import idle_sec
+
+    shared = idle_sec() > 0  # the warm server (README.md, "Prefect"); 0 = one server per command
+    server = None if config.job_name and job_json.is_file() else prefect_server.start(shared)
     from flows.cli.console import RichProgress, print_results
     from flows.cli import progress
     from flows.job_plan import lock_job, pinned, plan
@@ -177,7 +180,7 @@ def _run_job(config) -> None:
                     lock.release()
                 return
             config = pinned(config, planned)  # the job flow plans the same (possibly generated) job dir
-            server = server or prefect_server.start()
+            server = server or prefect_server.start(shared)
             assert server is not None
             stop.job_dir = planned.job_dir
             server.watch_job_dir(planned.job_dir)
@@ -298,9 +301,10 @@ def gc(
 
 
 def main() -> None:
-    from flows.cli.report_cli import register
+    from flows.cli import report_cli, server_cli
 
-    register(app)
+    report_cli.register(app)
+    server_cli.register(app)
     app(prog_name="tbflow")
 
 
