@@ -19,6 +19,7 @@ from pathlib import Path
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from tasks_lib.trial import interrupts
+from tasks_lib.container.build_lock import build_lock
 from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
 from tasks_lib.errors import ImageBuildError
@@ -95,7 +96,7 @@ def ensure_image(task: Task, log_path: Path, log_rel: str) -> ImageOutcome:
             raise ImageBuildError("build-image", f"image {env.docker_image} is not present and cannot be pulled; "
                                   "the task has no environment/Dockerfile to build instead", log_rel)
     tag = image_tag(task)
-    with _lock_for(tag):
+    with _lock_for(tag), build_lock(tag, interrupts.check):  # one build per tag: this process, then this host
         if _exists(tag):
             return ImageOutcome(tag=tag, source="reused", duration_sec=time.monotonic() - start)
         _build(task, tag, log_path, log_rel)
