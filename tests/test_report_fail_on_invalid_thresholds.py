@@ -97,3 +97,17 @@ def test_normalize_optional_value():
     assert normalize_optional_value(["--fail-on-invalid", "10%", "j"]) == ["--fail-on-invalid=10%", "j"]
     assert normalize_optional_value(["--fail-on-invalid=3"]) == ["--fail-on-invalid=3"]
     assert normalize_optional_value(["--", "--fail-on-invalid"]) == ["--", "--fail-on-invalid"]
+
+
+def test_tbflow_error_trials_trip_the_gate_like_invalid_ones(app, tmp_path):
+    """A trial that ended in a tbflow bug (validity ``error``) was not judged: a CI gate that
+    passed it would let a job of crashes through as clean."""
+    from tasks_lib.job.records import Validity
+
+    trials = [make_trial(f"t{i}", "oracle") for i in range(3)]
+    trials[0] = trials[0].model_copy(update={"validity": Validity(status="error", reason="internal error")})
+    job = write_job_dir(tmp_path, make_job(trials), trials)
+    bare = run(app, job, "--fail-on-invalid")
+    assert bare.exit_code == 1, bare.output
+    assert "0 invalid trials + 1 tbflow error of 3 (33.3%) exceeds --fail-on-invalid" in bare.stderr
+    assert run(app, job, "--fail-on-invalid=1").exit_code == 0

@@ -82,8 +82,8 @@ def report(
         None, "--format", "-f", help="Print this rendering to stdout (md = the Markdown report)."),
     fail_on_invalid: str | None = typer.Option(
         None, FLAG, metavar="[=N|=P%]",
-        help="Exit 1 when invalid trials exceed a threshold: bare = any invalid trial; =N more than N; "
-             "=P% more than P percent of recorded trials."),
+        help="Exit 1 when unjudged trials (invalid, or a tbflow error) exceed a threshold: bare = any; "
+             "=N more than N; =P% more than P percent of recorded trials."),
     write: bool = typer.Option(True, "--write/--no-write",
                                help="Write report.md, junit.xml and results.json into the job directory."),
 ) -> None:
@@ -107,7 +107,7 @@ def report(
         if write:
             typer.echo(f"wrote report.md, junit.xml and results.json in {job_dir}")
     if threshold is not None:
-        gate = check(threshold, results.total_invalid, results.total_trials)
+        gate = check(threshold, results.total_invalid, results.total_trials, results.total_errors)
         typer.echo(("FAIL: " if gate.tripped else "ok: ") + gate.message, err=True)
         if gate.tripped:
             raise typer.Exit(1)

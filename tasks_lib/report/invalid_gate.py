@@ -8,8 +8,11 @@ but spelled so a count and a fraction cannot be confused):
 * ``--fail-on-invalid=N``: fails when **more than N** trials are invalid;
 * ``--fail-on-invalid=P%``: fails when **more than P percent** of the recorded trials are invalid.
 
-The denominator is the recorded trials (scored + invalid). A job with no recorded trial at all
-also fails the gate: an empty run must not look like a clean one in CI.
+Trials that ended in a tbflow error (validity ``error``: a bug of ours, not the agent's or the
+environment's) were not judged either, so they count against the gate like invalid ones and
+the message names them apart. The denominator is the recorded trials (scored + invalid +
+error). A job with no recorded trial at all also fails the gate: an empty run must not look like
+a clean one in CI.
 """
 
 from __future__ import annotations
@@ -67,12 +70,16 @@ def parse_threshold(text: str) -> Threshold:
     return Threshold("count", int(number), m.group(1))
 
 
-def check(threshold: Threshold, invalid: int, total: int) -> GateResult:
-    """Apply the gate to ``invalid`` of ``total`` recorded trials."""
+def check(threshold: Threshold, invalid: int, total: int, errors: int = 0) -> GateResult:
+    """Apply the gate to ``invalid`` + ``errors`` unjudged trials of ``total`` recorded ones."""
     if total == 0:
         return GateResult(True, f"no trial was recorded, so nothing was judged ({threshold.flag} fails an empty job)")
+    counted = f"{invalid} invalid trial{'s' if invalid != 1 else ''}"
+    if errors:
+        counted += f" + {errors} tbflow error{'s' if errors != 1 else ''}"
+    invalid += errors
     share = 100.0 * invalid / total
-    counted = f"{invalid} invalid trial{'s' if invalid != 1 else ''} of {total} ({share:.1f}%)"
+    counted += f" of {total} ({share:.1f}%)"
     if threshold.kind == "count":
         tripped = invalid > threshold.value
     else:
