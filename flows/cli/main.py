@@ -90,8 +90,8 @@ def run(
     force_new: bool = typer.Option(False, "--force-new",
                                    help="If --job-name exists with another identity, start a new job directory."),
     max_log_mb: int = typer.Option(DEFAULT_MAX_LOG_MB, "--max-log-mb", min=1,
-                                   help="Cut each log file copied out of a trial container at this many MiB "
-                                        "(noted in the record and the report)."),
+                                   help="Cut each log file copied out of a trial container at this many MiB, and "
+                                        "each log dir at 4 times that (noted in the record and the report)."),
     order: str = typer.Option("expected", "--order", metavar="expected|name|random", help=ORDER_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
 ) -> None:

@@ -6,6 +6,10 @@ its trial invalid. So a hostile or odd entry — a symlink leaving its dir (``ln
 /logs/agent/ws``), a hard link to elsewhere, a device, a FIFO — is *skipped and listed*, and the
 rest of the logs, the verifier's reward included, still come out. Every file is cut at
 ``max_file_bytes`` (an agent that prints 1 GB leaves a bounded trial dir) and the cut is listed.
+Each kept dir also has a budget of ``max_files`` entries and ``max_dir_bytes`` bytes: an agent
+that writes a million small files, or a hundred capped ones, has the rest of its dir counted in
+``dropped`` instead of copied, and its budget is its own, so ``verifier/`` still comes out whole.
+Lists of skipped and cut entries are bounded too (``LogsOutcome.skip``), so is the record.
 
 The archive is read as a stream (``tarfile`` mode ``r|``) straight from the Docker API: no
 member is buffered whole, in memory or on disk. Each entry is checked twice before it is written:
@@ -27,7 +31,7 @@ from typing import Iterator
 
 from tasks_lib.container.archives import check_member
 from tasks_lib.errors import UnsafeArchiveError
-from tasks_lib.job.records import CutLogFile, LogsOutcome, SkippedLogEntry
+from tasks_lib.job.records import CutLogFile, DroppedLogs, LogsOutcome, SkippedLogEntry
 
 _COPY_CHUNK = 1024 * 1024
 
@@ -54,13 +58,42 @@ class _ChunkReader(io.RawIOBase):
         return n
 
 
+#: entries per kept dir, and bytes per kept dir in units of the per-file cap
+MAX_FILES_PER_DIR = 10_000
+DIR_BUDGET_FILES = 4
+
+
+class _Budget:
+    """What one kept dir may still take; counts what it had to leave out."""
+
+    def __init__(self, name: str, max_files: int, max_bytes: int) -> None:
+        self.name, self.files, self.bytes = name, max_files, max_bytes
+        self.dropped_entries = self.dropped_bytes = 0
+        self.reason = ""
+
+    def admit(self, member: tarfile.TarInfo, cap: int) -> bool:
+        size = min(member.size, cap) if member.isreg() else 0
+        if self.files <= 0 or size > self.bytes:
+            self.dropped_entries += 1
+            self.dropped_bytes += member.size if member.isreg() else 0
+            self.reason = self.reason or ("more than its entry budget" if self.files <= 0
+                                          else "more than its byte budget")
+            return False
+        self.files -= 1
+        self.bytes -= size
+        return True
+
+
 def extract_logs(chunks: Iterator[bytes], dest: Path, top: str, keep: tuple[str, ...],
-                 max_file_bytes: int) -> LogsOutcome:
+                 max_file_bytes: int, max_files: int = MAX_FILES_PER_DIR,
+                 max_dir_bytes: int | None = None) -> LogsOutcome:
     """Extract ``top/<k>/...`` for ``k`` in ``keep`` as ``dest/<k>/...``; skip and list the rest.
 
     Entries outside the kept subdirs are ignored silently (they are not logs tbflow collects).
     """
-    outcome = LogsOutcome(max_file_bytes=max_file_bytes)
+    dir_bytes = max_dir_bytes if max_dir_bytes is not None else DIR_BUDGET_FILES * max_file_bytes
+    outcome = LogsOutcome(max_file_bytes=max_file_bytes, max_files=max_files, max_dir_bytes=dir_bytes)
+    budgets = {k: _Budget(k, max_files, dir_bytes) for k in keep}
     dest.mkdir(parents=True, exist_ok=True)
     stream = io.BufferedReader(_ChunkReader(chunks), buffer_size=_COPY_CHUNK)
     with tarfile.open(fileobj=stream, mode="r|") as tar:
@@ -80,11 +113,18 @@ def extract_logs(chunks: Iterator[bytes], dest: Path, top: str, keep: tuple[str,
                 local = member.replace(name=inner, linkname=_strip(member, f"{top}/{parts[1]}"), deep=False)
                 local = tarfile.data_filter(local, os.path.realpath(subdir))
             except (UnsafeArchiveError, tarfile.FilterError) as exc:
-                outcome.skipped.append(SkippedLogEntry(path=rel, reason=_why(member, exc)))
+                outcome.skip(SkippedLogEntry(path=rel, reason=_why(member, exc)))
+                continue
+            if not budgets[parts[1]].admit(member, max_file_bytes):
                 continue
             problem = _write(tar, member, local, subdir, max_file_bytes, outcome, rel)
             if problem:
-                outcome.skipped.append(SkippedLogEntry(path=rel, reason=problem))
+                outcome.skip(SkippedLogEntry(path=rel, reason=problem))
+    for b in budgets.values():
+        if b.dropped_entries:
+            outcome.dropped.append(DroppedLogs(dir=b.name, entries=b.dropped_entries, bytes=b.dropped_bytes,
+                                               reason=f"{b.name}/ held {b.reason} ({max_files} entries, "
+                                                      f"{dir_bytes} bytes)"))
     return outcome
 
 
@@ -147,7 +187,7 @@ def _copy_capped(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path, mode
     if mode is not None:
         os.chmod(path, mode & 0o755)
     if member.size > cap:
-        outcome.cut.append(CutLogFile(path=rel, size_bytes=member.size, kept_bytes=cap))
+        outcome.note_cut(CutLogFile(path=rel, size_bytes=member.size, kept_bytes=cap))
 
 
 class _Limited(io.RawIOBase):

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import jinja2
 
+from tasks_lib.job.records import LISTED_LOG_ENTRIES
 from tasks_lib.report.results_model import HarnessSummary, Results, TaskResult, TrialResult
 from tasks_lib.report.templating import make_environment, render
 from tasks_lib.report.text_clean import shorten
@@ -113,6 +114,10 @@ def _mib(n: int) -> str:
     return f"{n / (1024 * 1024):,.1f} MiB"
 
 
+#: log entries named one by one per trial in the notes; the rest are counted
+SHOWN = 5
+
+
 def trial_notes(results: Results) -> list[tuple[TrialResult, list[str]]]:
     """Trials whose record says something a reader of the score should know, with what it says:
     the gateway (not the CLI's own log) showed the harness reached the model; log entries were
@@ -125,9 +130,18 @@ def trial_notes(results: Results) -> list[tuple[TrialResult, list[str]]]:
             tokens = f" ({gw.total_tokens:,} tokens in {gw.responses_with_usage} response(s))" if gw else ""
             notes.append(f"reached the model per the gateway{tokens}; the CLI's log shows no usage "
                          "(it was cut off before logging it)")
-        if rec.logs:
-            notes += [f"log entry {s.path} skipped: {s.reason}" for s in rec.logs.skipped]
-            notes += [f"log {c.path} cut at {_mib(c.kept_bytes)} of {_mib(c.size_bytes)}" for c in rec.logs.cut]
+        if rec.logs:  # counts first: the table cell is cut at a fixed length
+            logs = rec.logs
+            notes += [f"{d.entries} log entries ({_mib(d.bytes)}) not copied: {d.reason}" for d in logs.dropped]
+            notes += [f"log {c.path} cut at {_mib(c.kept_bytes)} of {_mib(c.size_bytes)}" for c in logs.cut[:SHOWN]]
+            skipped = len(logs.skipped) + logs.skipped_unlisted
+            more_cut = len(logs.cut) - len(logs.cut[:SHOWN]) + logs.cut_unlisted
+            if more_cut:
+                notes.append(f"{more_cut} more log files cut (trial.json lists up to {LISTED_LOG_ENTRIES})")
+            notes += [f"log entry {e.path} skipped: {e.reason}" for e in logs.skipped[:SHOWN]]
+            if skipped > SHOWN:
+                notes.append(f"{skipped - SHOWN} more log entries skipped (trial.json lists up to "
+                             f"{LISTED_LOG_ENTRIES})")
         if notes:
             out.append((t, notes))
     return out
