@@ -132,6 +132,19 @@ def _ask(first_line: str, timeout: float = 5.0) -> tuple[socket.socket, str] | N
         return None
 
 
+#: what the warm server inherits from the command that starts it; it outlives that command and
+#: serves others, so it gets no model API key or other secret of the first one's environment
+_PASSED_PREFIXES = ("PREFECT_", "DOCKER_", "TBFLOW_", "LC_", "XDG_")
+_PASSED = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "DO_NOT_TRACK"}
+
+
+def daemon_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith(_PASSED_PREFIXES)}
+    env.pop("PREFECT_API_URL", None)
+    env.pop("PREFECT_API_KEY", None)
+    return env
+
+
 def _spawn(idle: float, server_env: dict[str, str]) -> None:
     home = prefect_home()
     home.mkdir(parents=True, exist_ok=True)
@@ -139,8 +152,7 @@ def _spawn(idle: float, server_env: dict[str, str]) -> None:
     if log.is_file() and log.stat().st_size > 10 * 2**20:
         log.unlink()
     root = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ)
-    env.pop("PREFECT_API_URL", None)
+    env = daemon_env()
     env.update(server_env)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log, "ab") as out:

@@ -44,7 +44,7 @@ def _in_env(home, fn):
 @pytest.fixture
 def warm_env(tmp_path):
     home = tmp_path / "prefect-home"
-    env = dict(os.environ, PREFECT_HOME=str(home), TBFLOW_SERVER_IDLE_SEC="300")
+    env = dict(os.environ, PREFECT_HOME=str(home), TBFLOW_SERVER_IDLE_SEC="300", OPENAI_API_KEY="sk-test-not-for-the-server")
     env.pop("PREFECT_API_URL", None)
     yield home, env
     subprocess.run([*TBFLOW, "server", "stop"], cwd=ROOT, env=env, capture_output=True, timeout=60)
@@ -71,6 +71,10 @@ def test_second_run_reuses_the_server_the_first_started(docker_ready, tmp_path, 
     assert daemons(home) == servers, "the second run started a server of its own"
     record = json.loads((tmp_path / "jobs" / "b" / "trials" / "one.oracle.1" / "trial.json").read_text())
     assert (record["validity"]["status"], record["validity"]["reward"]) == ("scored", 1.0)
+
+    environ = f"/proc/{servers[0]}/environ"
+    with open(environ, "rb") as fh:
+        assert b"sk-test-not-for-the-server" not in fh.read(), "the warm server kept the first command's API key"
 
     stopped = tbflow(env, "server", "stop")
     assert "stopping" in stopped.stdout
