@@ -26,8 +26,15 @@ def _container(client, trial_id):
 
 
 def _in_container(client, path):
+    """Whether ``path`` exists in the slow trial's container; False while it is being created or
+    removed (polling under load can meet either, and that is not the stage we wait for)."""
+    from docker.errors import DockerException
+
     c = _container(client, SLOW)
-    return c is not None and c.exec_run(["test", "-e", path]).exit_code == 0
+    try:
+        return c is not None and c.exec_run(["test", "-e", path]).exit_code == 0
+    except DockerException:
+        return False
 
 
 STAGES = {
@@ -38,7 +45,7 @@ STAGES = {
               lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/agent-1.sid")),
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
                  lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.sid")),
-    "download": (dict(test_sh="#!/bin/bash\nhead -c 300000000 /dev/zero > /logs/verifier/big.bin\n"
+    "download": (dict(test_sh="#!/bin/bash\nhead -c 1000000000 /dev/zero > /logs/verifier/big.bin\n"
                               "echo 1 > /logs/verifier/reward.txt\n"),
                  lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.done")),
 }
