@@ -22,6 +22,23 @@ def clean_text(text: str) -> str:
     return _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+#: escapes that arrive as text (a JSON-encoded CLI error line, a repr): shown as what they mean
+_ESCAPED_BREAKS = re.compile(r"\\[nrt]")
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    """``text`` as one readable line: no colour codes, no control characters, line breaks (real or
+    written as a literal backslash-n) turned into spaces, cut at ``limit`` characters.
+
+    For Prefect state messages: the UI and API show a state's message as one line of text, so a
+    multi-line message read there as literal ``\\n`` and colour codes; the detail belongs in the
+    logs and the trial's files, where the run's log lines and records keep it.
+    """
+    text = _ESCAPED_BREAKS.sub(" ", _ANSI.sub("", text))
+    text = " ".join(text.split())
+    return shorten(_ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text), limit)
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis when it was longer."""
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
