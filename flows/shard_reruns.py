@@ -60,7 +60,7 @@ def after_end(shard: ShardRun, state: State, unrecorded: list[str], max_reruns: 
     """Decide on ``shard``, whose run ended in ``state`` with ``unrecorded`` of its trials left."""
     what = f"shard {shard.index}/{shard.count} (flow run '{shard.name}') ended {state.name}"
     if state.message:
-        what += f": {one_line(state.message, 300)}"
+        what += f": {one_line(state.message, 300).rstrip('.')}"
     if not unrecorded:
         return Outcome(None, None if state.is_completed() else f"{what}; all its trials are recorded", "info")
     n = len(unrecorded)
