@@ -14,7 +14,8 @@ import pytest
 from task_factory import make_task
 
 BAD_BUILD = ("FROM tbflow/base:bookworm\n"
-             "RUN printf '\\033[31mboom\\033[0m\\nsecond line\\n'; printf 'literal \\\\n here\\n'; exit 3\n")
+             # red "boom" (ESC [ 31 m), written so that the Dockerfile's own text holds no "[31m"
+             "RUN printf '\\033\\13331mboom\\033\\1330m\\nsecond line\\n'; printf 'literal \\\\n here\\n'; exit 3\n")
 
 
 def _unreadable(message: str | None) -> list[str]:
@@ -27,6 +28,7 @@ def _unreadable(message: str | None) -> list[str]:
 def test_every_state_message_of_a_job_is_one_readable_line(docker_ready, prefect_local, tmp_path):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId
+    from prefect.settings import PREFECT_LOGGING_TO_API_ENABLED, temporary_settings
 
     from flows.job_config import JobConfig
     from flows.job_flow import job_flow
@@ -38,7 +40,8 @@ def test_every_state_message_of_a_job_is_one_readable_line(docker_ready, prefect
     make_task(ds, "noreward", test_sh="#!/bin/bash\nprintf '\\033[33mno reward\\033[0m\\nwritten\\n'\n")
     jobs = tmp_path / "jobs"
     cfg = JobConfig(dataset=str(ds), jobs_dir=str(jobs), job_name="msgs", concurrency=2, env_retries=0)
-    state = job_flow(**cfg.flow_parameters(), return_state=True)
+    with temporary_settings(updates={PREFECT_LOGGING_TO_API_ENABLED: True}):  # scripts/test.sh turns it off
+        state = job_flow(**cfg.flow_parameters(), return_state=True)
     assert state.is_completed(), state
     job_run = state.state_details.flow_run_id
     bad = next(r for r in state.result().records if r.spec.task_name == "badbuild")
