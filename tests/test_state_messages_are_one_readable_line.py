@@ -14,8 +14,9 @@ import pytest
 from task_factory import make_task
 
 BAD_BUILD = ("FROM tbflow/base:bookworm\n"
-             # red "boom" (ESC [ 31 m), written so that the Dockerfile's own text holds no "[31m"
-             "RUN printf '\\033\\13331mboom\\033\\1330m\\nsecond line\\n'; printf 'literal \\\\n here\\n'; exit 3\n")
+             # red "boom" (ESC [ 31 m) and two lines, written in octal so that the build log's echo of
+             # this line (in the message too) holds neither "[31m" nor a backslash-n of its own
+             "RUN printf '\\033\\13331mboom\\033\\1330m\\012second line\\012'; exit 3\n")
 
 
 def _unreadable(message: str | None) -> list[str]:

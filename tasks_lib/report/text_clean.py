@@ -22,21 +22,18 @@ def clean_text(text: str) -> str:
     return _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-#: escapes that arrive as text (a JSON-encoded CLI error line, a repr): shown as what they mean
-_ESCAPED_BREAKS = re.compile(r"\\[nrt]")
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` as one readable line: no colour codes, no control characters, every run of
+    whitespace (line breaks too) one space; cut at ``limit`` characters if given.
 
-
-def one_line(text: str, limit: int = 500) -> str:
-    """``text`` as one readable line: no colour codes, no control characters, line breaks (real or
-    written as a literal backslash-n) turned into spaces, cut at ``limit`` characters.
-
-    For Prefect state messages: the UI and API show a state's message as one line of text, so a
-    multi-line message read there as literal ``\\n`` and colour codes; the detail belongs in the
-    logs and the trial's files, where the run's log lines and records keep it.
+    For Prefect state messages: the UI shows a state's message as one line, where a multi-line
+    message read as literal ``\\n`` with colour codes. Nothing else is rewritten (a ``'1.2.3\\n'``
+    in a message is the repr of a bad value, and stays); the line breaks live on in the logs and
+    the records, which keep the full text.
     """
-    text = _ESCAPED_BREAKS.sub(" ", _ANSI.sub("", text))
-    text = " ".join(text.split())
-    return shorten(_ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text), limit)
+    text = " ".join(_ANSI.sub("", text).split())
+    text = _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text if limit is None else shorten(text, limit)
 
 
 def shorten(text: str, limit: int) -> str:
