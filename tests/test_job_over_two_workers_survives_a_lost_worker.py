@@ -7,6 +7,7 @@ re-submits exactly the trials it left unrecorded, which the worker that is left 
 completes in ONE run: every trial has exactly one record and one completed trial run, records
 written before the kill are byte-identical afterwards, and the job's log says what was lost."""
 
+import json
 import os
 import signal
 import subprocess
@@ -97,6 +98,19 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
         assert rerun["state"]["type"] == "COMPLETED", rerun["state"]
         shard_runs = api.flow_runs(flows={"name": {"any_": ["tbflow-trials"]}})
         assert len(shard_runs) == 3, [r["name"] for r in shard_runs]
+        # a shard submitted again for every trial (all recorded now) runs none of them
+        _sh(f"prefect deployment run tbflow-trials/trials --param job_dir={jobs / 'spread'} "
+            f"--param 'trial_ids={json.dumps(sorted(records))}' --flow-run-name again --watch", env)
+        (again,) = api.flow_runs(flow_runs={"name": {"any_": ["again"]}})
+        assert again["state"]["type"] == "COMPLETED", again["state"]
+        for _ in range(120):  # the run's last logs reach the server a moment after its state
+            if any(f"0 of its {N_TRIALS} trials to run" in x["message"] for x in api.logs(again["id"])):
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError([x["message"] for x in api.logs(again["id"])])
+        after = {p.parent.name: p.read_bytes() for p in (jobs / "spread" / "trials").glob("*/trial.json")}
+        assert after == records
 
         for _ in range(240):  # the server records task-run states from events: later on a loaded machine
             trial_runs = [t for t in api.post("/task_runs/filter", {"limit": 200})
