@@ -69,11 +69,12 @@ def run_shards(todo: list[TrialSpec], p: JobPlan, listener, logger, tags: list[s
                     if state is None or not state.is_final():
                         still.append(shard)
                         continue
+                    stopping = not state.is_completed() and not _job_running(client)
                     outcome = after_end(shard, state, [t for t in shard.trial_ids if t in pending],
-                                        p.config.shard_reruns)
+                                        p.config.shard_reruns, stopping)
                     if outcome.log:
                         getattr(logger, outcome.level)("%s", outcome.log)
-                    if outcome.next is not None and _job_running(client):
+                    if outcome.next is not None:
                         still.append(submit(outcome.next))
                 active = still
                 if active:

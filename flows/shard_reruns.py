@@ -12,7 +12,8 @@ cancels shards only while it stops itself, and then submits nothing) is submitte
 - a shard refused for bad input (state named ``Refused``: the job's identity differs on that
   machine, the job dir is not there): the same input would be refused again, so its trials are
   reported as not recorded at once, with the refusal;
-- a shard whose trials are all recorded (its machine was lost after its last record).
+- a shard whose trials are all recorded (its machine was lost after its last record);
+- any shard while the job's own run is being cancelled (Prefect may cancel its shards first).
 
 Kept apart from the Prefect calls (``flows/job_shards.py``) so the rule reads in one place.
 """
@@ -56,8 +57,10 @@ class Outcome:
     level: str = "warning"
 
 
-def after_end(shard: ShardRun, state: State, unrecorded: list[str], max_reruns: int) -> Outcome:
-    """Decide on ``shard``, whose run ended in ``state`` with ``unrecorded`` of its trials left."""
+def after_end(shard: ShardRun, state: State, unrecorded: list[str], max_reruns: int,
+              job_stopping: bool = False) -> Outcome:
+    """Decide on ``shard``, whose run ended in ``state`` with ``unrecorded`` of its trials left
+    (``job_stopping``: the job's own run is being cancelled)."""
     what = f"shard {shard.index}/{shard.count} (flow run '{shard.name}') ended {state.name}"
     if state.message:
         what += f": {one_line(state.message, 300).rstrip('.')}"
@@ -69,6 +72,8 @@ def after_end(shard: ShardRun, state: State, unrecorded: list[str], max_reruns: 
     if state.name == REFUSED:
         return Outcome(None, f"{what}; its {n} unrecorded trials are not re-run (the same input would be "
                              f"refused again) and are reported as not recorded")
+    if job_stopping:
+        return Outcome(None, f"{what}; the job is stopping: its {n} unrecorded trials are not re-run")
     if shard.rerun >= max_reruns:
         return Outcome(None, f"{what}; {n} trials not recorded and no re-run left (shard_reruns={max_reruns}): "
                              f"they are reported as not recorded")
