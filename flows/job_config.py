@@ -52,6 +52,10 @@ Shards = Annotated[int, Field(ge=0, le=64, description=(
     "Split the trials into this many flow runs of the trial deployment tbflow-trials/trials, run by the "
     "workers of its work pool (one job over many machines; jobs_dir must be on storage they all share). "
     "0: run every trial in this flow run."))]
+ShardReruns = Annotated[int, Field(ge=0, le=10, description=(
+    "With shards: how many times a shard whose flow run ended Crashed, Failed or Cancelled (its machine lost) "
+    "is submitted again for its trials not yet recorded. Recorded trials never run again; a shard refused "
+    "for bad input is not re-run. 0: never (run the job again instead)."))]
 Order = Annotated[OrderMode, Field(description="Start order of the trials: expected (longest expected duration "
                                                "first: history, else task metadata, else agent timeout), name, "
                                                "or random.")]
@@ -82,6 +86,7 @@ class JobConfig(BaseModel):
     rerun_invalid: RerunInvalid = None
     force_new: ForceNew = False
     shards: Shards = 0
+    shard_reruns: ShardReruns = 2
     order: Order = "expected"
     order_seed: OrderSeed = None
 

@@ -27,7 +27,7 @@ from prefect import flow, get_run_logger, tags
 
 from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew, Harnesses, Include,
                               JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order, OrderSeed, RerunInvalid,
-                              Shards, TimeoutMultiplier)
+                              ShardReruns, Shards, TimeoutMultiplier)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
@@ -86,6 +86,7 @@ def _job_flow(
     rerun_invalid: RerunInvalid = None,
     force_new: ForceNew = False,
     shards: Shards = 0,
+    shard_reruns: ShardReruns = 2,
     order: Order = "expected",
     order_seed: OrderSeed = None,
 ) -> JobResult:

@@ -3,10 +3,11 @@ submit each as a flow run of the trial deployment (``flows/trials_flow.py``), an
 
 The coordinator keeps the job: it wrote ``job.json`` and writes the reports; shards only add
 trial records. Progress is read from those records as they appear (shared job storage), so the
-job's progress artifact and log move as trials finish on any machine. A shard that ends without
-recording all its trials (its machine lost, its worker killed, its run cancelled) leaves those
-trials unrecorded: the job reports them as not recorded, and running the job again (same
-``job_name``) runs exactly them; a recorded trial is never run again.
+job's progress artifact and log move as trials finish on any machine. A shard run that ends
+Crashed, Failed or Cancelled (its machine lost, its worker killed) with trials unrecorded is
+submitted again for exactly those, up to ``shard_reruns`` times (``flows/shard_reruns.py`` says
+when not); what is still unrecorded at the end is reported as not recorded, and running the job
+again (same ``job_name``) runs exactly that. A recorded trial is never run again.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from uuid import UUID
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import FlowRun
+from prefect.context import FlowRunContext
 from prefect.deployments import run_deployment
 from prefect.states import Cancelling
 
 from flows.job_plan import JobPlan
 from flows.run_ui import readable
+from flows.shard_reruns import ShardRun, after_end
 from flows.trials_flow import TRIALS_DEPLOYMENT
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.job.records import TrialSpec
@@ -39,33 +42,57 @@ def run_shards(todo: list[TrialSpec], p: JobPlan, listener, logger, tags: list[s
     store = JobStore(p.job_dir)
     job_dir = str(p.job_dir.resolve())
     chunks = split(todo, p.config.shards)
-    runs: list[UUID] = []
-    for i, chunk in enumerate(chunks, 1):
+    submitted: list[ShardRun] = []
+
+    def submit(shard: ShardRun) -> ShardRun:
         fr: FlowRun = run_deployment(  # type: ignore[assignment]  # called from sync code: a FlowRun
-            TRIALS_DEPLOYMENT, timeout=0, as_subflow=True, tags=tags,
-            flow_run_name=f"{p.job_dir.name} shard {i}/{len(chunks)}",
-            parameters={"job_dir": job_dir, "trial_ids": [s.trial_id for s in chunk],
-                        "concurrency": p.config.concurrency})
-        runs.append(fr.id)
-        logger.info("shard %d/%d: %d trials, flow run %s", i, len(chunks), len(chunk), fr.name)
+            TRIALS_DEPLOYMENT, timeout=0, as_subflow=True, tags=tags, flow_run_name=shard.name,
+            parameters={"job_dir": job_dir, "trial_ids": shard.trial_ids, "concurrency": p.config.concurrency})
+        shard.run_id = fr.id
+        submitted.append(shard)
+        return shard
+
+    active = [submit(ShardRun(p.job_dir.name, i, len(chunks), [s.trial_id for s in chunk]))
+              for i, chunk in enumerate(chunks, 1)]
+    for shard in active:
+        logger.info("shard %d/%d: %d trials, flow run %s", shard.index, shard.count, len(shard.trial_ids), shard.name)
     pending = {s.trial_id for s in todo}
     total = len(p.specs)
     try:
         with get_client(sync_client=True) as client:
-            while True:
-                states = [client.read_flow_run(r).state for r in runs]
-                final = all(s is not None and s.is_final() for s in states)
-                _collect(store, pending, p, listener, total)
-                if final:
-                    break
-                time.sleep(POLL_SEC)
+            while active:
+                states = {s.run_id: client.read_flow_run(s.run_id).state for s in active}  # type: ignore[arg-type]
+                _collect(store, pending, p, listener, total)  # after reading states: an ended run's records are in
+                still: list[ShardRun] = []
+                for shard in active:
+                    state = states[shard.run_id]
+                    if state is None or not state.is_final():
+                        still.append(shard)
+                        continue
+                    stopping = not state.is_completed() and not _job_running(client)
+                    outcome = after_end(shard, state, [t for t in shard.trial_ids if t in pending],
+                                        p.config.shard_reruns, stopping)
+                    if outcome.log:
+                        getattr(logger, outcome.level)("%s", outcome.log)
+                    if outcome.next is not None:
+                        still.append(submit(outcome.next))
+                active = still
+                if active:
+                    time.sleep(POLL_SEC)
     except BaseException:
-        _cancel(runs, logger)
+        _cancel([s.run_id for s in submitted if s.run_id is not None], logger)
         raise
-    for r, s in zip(runs, states, strict=True):
-        if s is not None and not s.is_completed():
-            logger.warning("shard run %s ended %s: %s", r, s.name, readable(s.message or ""))
     return sorted(pending)
+
+
+def _job_running(client) -> bool:
+    """False while the job's own run is being cancelled: Prefect may cancel its shard runs first,
+    and a shard cancelled that way is not lost."""
+    ctx = FlowRunContext.get()
+    if ctx is None or ctx.flow_run is None:
+        return True
+    state = client.read_flow_run(ctx.flow_run.id).state
+    return state is None or state.is_running()
 
 
 def _collect(store: JobStore, pending: set[str], p: JobPlan, listener, total: int) -> None:

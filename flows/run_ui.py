@@ -18,7 +18,7 @@ from prefect.states import Failed
 
 from flows.job_plan import JobPlan
 from tasks_lib.job.records import TrialRecord
-from tasks_lib.report.text_clean import clean_text
+from tasks_lib.report.text_clean import clean_text, one_line
 
 
 def readable(text: str) -> str:
@@ -67,8 +67,14 @@ class _RefusalTracebackFilter(logging.Filter):
 _refusal_filter = _RefusalTracebackFilter()
 
 
+#: the name of a refused run's Failed state: the UI shows it, and a job's coordinator tells a refused
+#: shard (the same input would be refused again: not re-run) from a lost one (flows/job_shards.py)
+REFUSED = "Refused"
+
+
 def refused(logger, exc: Exception, message: str):
-    """A one-line Failed state for input a run cannot go on with (no traceback: nothing broke).
+    """A one-line Failed state named ``Refused`` for input a run cannot go on with (no traceback:
+    nothing broke); the log line keeps the message's line breaks.
 
     The exception stays the state's data, so a Python caller of the flow gets it raised.
     """
@@ -78,8 +84,7 @@ def refused(logger, exc: Exception, message: str):
     engine_logger = logging.getLogger("prefect.flow_runs")
     if _refusal_filter not in engine_logger.filters:
         engine_logger.addFilter(_refusal_filter)
-    one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
-    return Failed(message=one_line or type(exc).__name__, data=exc)
+    return Failed(name=REFUSED, message=one_line(message) or type(exc).__name__, data=exc)
 
 
 class ProgressArtifact:

@@ -64,7 +64,7 @@ from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, Stag
 from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_container
 from tasks_lib.job.task_loader import load_task
 from tasks_lib.job.task_model import Task
-from tasks_lib.report.text_clean import clean_text
+from tasks_lib.report.text_clean import one_line
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 STAGE_KEY_VERSION = 3
@@ -189,7 +189,7 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     except interrupts.Interrupted:
         raise
     except HarnessSetupError as exc:
-        error = StageError(stage="prepare-harness", kind="harness", message=str(exc))
+        error = StageError(stage="prepare-harness", kind="harness", message=exc.detail)
     except EnvironmentFailure as exc:
         broke = stopped_container_flag(container_name(spec.job_id, spec.trial_id), trial_dir,
                                        task_.config.environment.memory_mb) if agent is not None else None
@@ -240,14 +240,14 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
 def verdict_state(record: TrialRecord) -> State:
     """The trial task's final state: ``Completed`` for a scored trial, ``Completed`` named
     ``Invalid`` for an invalid one, with the verdict as the state message, so the UI tells them
-    apart at a glance. Either way the data is the record (what ``future.result()`` returns); an
-    invalid trial is a result of the job, not a failure of the task.
+    apart at a glance. The message is one line (the UI shows it as one); the record keeps the
+    reason's line breaks. Either way the data is the record (what ``future.result()`` returns);
+    an invalid trial is a result of the job, not a failure of the task.
     """
     v = record.validity
     if v.status == "scored":
         return Completed(data=record, message=f"scored {v.reward:g}")
-    reason = clean_text(v.reason or "").strip()
-    return Completed(data=record, name="Invalid", message=f"invalid: {v.kind}: {reason}"[:1000])
+    return Completed(data=record, name="Invalid", message=one_line(f"invalid: {v.kind}: {v.reason or ''}", 1000))
 
 
 #: seconds before an environment failure's retry (± jitter). One number, not a backoff list: the

@@ -54,12 +54,16 @@ def image_needs(todo: list[TrialSpec], tasks: dict[str, Task]) -> dict[str, str 
     return {s.trial_id: by_task[s.task_name] for s in todo}
 
 
-def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[], object] | None = None) -> list[str]:
+def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[], object] | None = None,
+               recorded_elsewhere: Callable[[str], bool] | None = None) -> list[str]:
     """Run ``todo`` (in start order) in this process, ``concurrency`` at a time; return the ids
     left unrecorded.
 
     ``cleanup`` removes this run's containers when it is interrupted (default: every container of
     the job on this engine; a shard passes its own flow run's, as a sibling shard may share the engine).
+    ``recorded_elsewhere(trial_id)`` is asked just before a trial starts; a trial it says another run
+    recorded meanwhile is not started (a shard passes it: a machine taken for lost may still finish
+    trials after its shard was re-submitted).
     """
     cleanup = cleanup or (lambda: remove_job_containers(p.job_id))
     interrupts.clear()
@@ -89,6 +93,8 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
                     if ready is None:
                         break
                     queue.remove(ready)
+                    if recorded_elsewhere is not None and recorded_elsewhere(ready.trial_id):
+                        continue
                     fut = runner.submit(trial[ready.harness], {"spec": ready, "job_dir": str(p.job_dir)})
                     running[fut.wrapped_future] = (fut, ready)
                 while to_build and len(building) < max(1, slots - len(running)):

@@ -11,8 +11,9 @@ own ``trials/<trial id>/`` (tasks_lib/job/job_store.py), so shards never write t
 
 A shard re-plans the job from ``job.json`` and refuses (one line, nothing run) when the job's
 identity differs on this machine: other task files or adapter code would make its records
-incomparable. Trials already recorded are skipped, so a shard submitted twice records nothing
-twice.
+incomparable. Trials already recorded are skipped, when the shard is planned and again just
+before each trial starts, so a shard submitted again (a re-run of a lost shard, a job run again)
+never starts a recorded trial.
 """
 
 from __future__ import annotations
@@ -79,13 +80,25 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
     logger.info("shard on %s: %d of its %d trials to run", location(p.job_dir), len(todo), len(wanted))
     model_apis = p.model_wire_apis()
     run_id = str(flow_run.get_id() or "")
+    skipped: set[str] = set()
     try:
         if model_apis and todo:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
         with tags(*[t for t in job_tags(p) if not t.startswith("harness:")]):  # a trial is tagged with its own
             unfinished = run_trials(todo, p, listener,
-                                    cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN))
+                                    cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN),
+                                    recorded_elsewhere=lambda tid: _recorded_meanwhile(store, tid, skipped, logger))
     finally:
         stop_job_gateway(p.job_id)
-    return {"host": socket.gethostname(), "ran": [s.trial_id for s in todo if s.trial_id not in unfinished],
+    return {"host": socket.gethostname(), "ran": [s.trial_id for s in todo if s.trial_id not in unfinished and s.trial_id not in skipped],
             "unfinished": unfinished}
+
+
+def _recorded_meanwhile(store: JobStore, trial_id: str, skipped: set[str], logger) -> bool:
+    """A trial recorded since this shard was planned (by a shard run taken for lost whose machine
+    was still running it) is not started again."""
+    if store.read_trial(trial_id) is None:
+        return False
+    logger.warning("%s: recorded meanwhile by another shard run: not run again", trial_id)
+    skipped.add(trial_id)
+    return True

@@ -21,14 +21,29 @@ import errno
 
 
 class TbflowError(Exception):
-    """Base of every error tbflow raises on purpose."""
+    """Base of every error tbflow raises on purpose.
+
+    ``str()`` is one readable line, because Prefect makes it the message of the state of a task or
+    flow run that raised it ("Task run encountered an exception ImageBuildError: ..."), which the
+    UI shows as one line (a build log's tail read there as literal ``\\n`` and colour codes).
+    ``detail`` is the whole text (a build log's tail, line by line), and ``repr()`` shows it:
+    Prefect logs a failed or retried task run's exception with ``%r``, so the run's log keeps it.
+    """
+
+    @property
+    def detail(self) -> str:
+        """The full message, line breaks kept."""
+        return super().__str__()
+
+    def __str__(self) -> str:
+        from tasks_lib.report.text_clean import one_line
+
+        return one_line(self.detail)
 
     def __repr__(self) -> str:
-        # Prefect logs a failed or retried task run's exception with %r: show the message as text
-        # (real line breaks, no terminal colour codes from a build log), not as an escaped string.
         from tasks_lib.report.text_clean import clean_text
 
-        return clean_text(f"{type(self).__name__}: {self}").strip()
+        return clean_text(f"{type(self).__name__}: {self.detail}").strip()
 
 
 class InputError(TbflowError):

@@ -1,10 +1,13 @@
-"""Issue 10: one job ran on one machine only. A job with ``shards=2`` is split into flow runs of
-the trial deployment; two workers (separate working dirs, sharing only the job storage) run
-them. One worker is killed mid-job with its shard (as when a machine is lost): Prefect's
-zombie automation (deployments/crash-zombie-runs.yaml) crashes that shard's run, the job ends
-with those trials unrecorded, and running the job again records exactly them, once, on the
-worker that is left. Every trial ends with exactly one record and one completed trial run."""
+"""Issue 10: one job ran on one machine only, and a lost machine's trials waited for someone to
+run the job again. A job with ``shards=2`` is split into flow runs of the trial deployment; two
+workers (separate working dirs, sharing only the job storage) run them. One worker is killed
+mid-job with its shard (as when a machine is lost): Prefect's zombie automation
+(deployments/crash-zombie-runs.yaml) crashes that shard's run, and the coordinator itself
+re-submits exactly the trials it left unrecorded, which the worker that is left runs. The job
+completes in ONE run: every trial has exactly one record and one completed trial run, records
+written before the kill are byte-identical afterwards, and the job's log says what was lost."""
 
+import json
 import os
 import signal
 import subprocess
@@ -75,48 +78,76 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
                                         wd / "worker.log")
         api = Api(f"http://127.0.0.1:{port}/api")
         coordinate = [str(VENV / "python"), "-c", COORDINATOR, str(ds), str(jobs)]
-        first = start_session(coordinate, env, ROOT, tmp_path / "coordinator-1.log")
-        procs["coordinator"] = first
-        b_run = _kill_worker_after_its_first_record(procs["b"], api, jobs / "spread", tmp_path)
-        assert first.wait(timeout=400) == 0, (tmp_path / "coordinator-1.log").read_text()
-        out1 = (tmp_path / "coordinator-1.log").read_text()
-        assert "STATE COMPLETED" in out1 and "UNFINISHED 0" not in out1, out1
-        recorded_first = {p.parent.name: p.read_bytes() for p in (jobs / "spread" / "trials").glob("*/trial.json")}
-        assert 0 < len(recorded_first) < N_TRIALS
-
-        res = subprocess.run(coordinate, env=env, cwd=ROOT, capture_output=True, text=True, timeout=400)
-        assert "STATE COMPLETED" in res.stdout and "UNFINISHED 0" in res.stdout, res.stdout + res.stderr
+        procs["coordinator"] = start_session(coordinate, env, ROOT, tmp_path / "coordinator.log")
+        b_run, at_kill = _kill_worker_after_its_first_record(procs["b"], api, jobs / "spread", tmp_path)
+        assert procs["coordinator"].wait(timeout=600) == 0, (tmp_path / "coordinator.log").read_text()
+        out = (tmp_path / "coordinator.log").read_text()
+        assert "STATE COMPLETED" in out and "UNFINISHED 0" in out, out
 
         records = {p.parent.name: p.read_bytes() for p in (jobs / "spread" / "trials").glob("*/trial.json")}
         assert len(records) == N_TRIALS
-        for tid, data in recorded_first.items():
-            assert records[tid] == data, f"{tid} was recorded again on resume"
+        for tid, data in at_kill.items():
+            assert records[tid] == data, f"{tid} was recorded again after the loss"
         (crashed,) = api.flow_runs(flow_runs={"id": {"any_": [b_run]}})
+        assert crashed["state"]["type"] == "CRASHED", crashed["state"]
         b_trials = set(crashed["parameters"]["trial_ids"])
+        assert b_trials & set(at_kill), "the killed worker's shard recorded nothing"
+        (rerun,) = api.flow_runs(flow_runs={"name": {"any_": [f"{crashed['name']} (re-run 1)"]}})
+        # exactly what the lost shard left: a recorded trial is never submitted again
+        assert set(rerun["parameters"]["trial_ids"]) == b_trials - set(at_kill), rerun["parameters"]
+        assert rerun["state"]["type"] == "COMPLETED", rerun["state"]
+        shard_runs = api.flow_runs(flows={"name": {"any_": ["tbflow-trials"]}})
+        assert len(shard_runs) == 3, [r["name"] for r in shard_runs]
+        # a shard submitted again for every trial (all recorded now) runs none of them
+        _sh(f"prefect deployment run tbflow-trials/trials --param job_dir={jobs / 'spread'} "
+            f"--param 'trial_ids={json.dumps(sorted(records))}' --flow-run-name again --watch", env)
+        (again,) = api.flow_runs(flow_runs={"name": {"any_": ["again"]}})
+        assert again["state"]["type"] == "COMPLETED", again["state"]
+        for _ in range(120):  # the run's last logs reach the server a moment after its state
+            if any(f"0 of its {N_TRIALS} trials to run" in x["message"] for x in api.logs(again["id"])):
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError([x["message"] for x in api.logs(again["id"])])
+        after = {p.parent.name: p.read_bytes() for p in (jobs / "spread" / "trials").glob("*/trial.json")}
+        assert after == records
+
         for _ in range(240):  # the server records task-run states from events: later on a loaded machine
             trial_runs = [t for t in api.post("/task_runs/filter", {"limit": 200})
                           if t["name"] in records and t["state"]["type"] == "COMPLETED"]
-            if {t["name"] for t in trial_runs} >= set(records) - b_trials:
+            if {t["name"] for t in trial_runs} >= set(records) - b_trials | set(rerun["parameters"]["trial_ids"]):
                 break
             time.sleep(1)
         names = [t["name"] for t in trial_runs]
         assert len(names) == len(set(names)), f"a trial completed twice: {sorted(names)}"
         # a killed shard may have written a record and died before Prefect heard its run finish
-        assert set(records) - set(names) <= b_trials, sorted(set(records) - set(names))
+        assert set(records) - set(names) <= set(at_kill), sorted(set(records) - set(names))
         assert all({"job:spread", "dataset:ds", "harness:oracle"} <= set(t["tags"]) for t in trial_runs), trial_runs
-        assert b_trials & set(recorded_first), "the killed worker's shard recorded nothing"
-        assert {t["flow_run_id"] for t in trial_runs} - {b_run}, "the other worker ran nothing"
-        assert crashed["state"]["type"] == "CRASHED", crashed["state"]
+        by_run = {t["flow_run_id"] for t in trial_runs}
+        assert by_run - {b_run}, "the other worker ran nothing"
+        assert {t["name"] for t in trial_runs if t["flow_run_id"] == rerun["id"]} == set(rerun["parameters"]["trial_ids"])
+
+        (job_run,) = api.flow_runs(flows={"name": {"any_": ["tbflow-job"]}})
+        lines = [x["message"] for x in api.logs(job_run["id"])]
+        lost = [x for x in lines if "(re-run 1)" in x]
+        assert len(lost) == 1, lines
+        n = len(rerun["parameters"]["trial_ids"])
+        assert (f"shard 2/2 (flow run '{crashed['name']}') ended Crashed" in lost[0] or
+                f"shard 1/2 (flow run '{crashed['name']}') ended Crashed" in lost[0]), lost[0]
+        assert f"lost with {n} of its {len(b_trials)} trials not recorded: re-submitted them" in lost[0], lost[0]
         assert (jobs / "spread" / "report.md").is_file()
+        assert "Trials without a record" not in (jobs / "spread" / "report.md").read_text()
     finally:
         for key in ("coordinator", "a", "b", "server"):
             if key in procs:
                 stop_session(procs[key], grace=10)
 
 
-def _kill_worker_after_its_first_record(worker, api: Api, job_dir: Path, tmp_path: Path) -> str:
+def _kill_worker_after_its_first_record(worker, api: Api, job_dir: Path,
+                                        tmp_path: Path) -> tuple[str, dict[str, bytes]]:
     """Wait until worker b's shard has recorded a trial, then SIGKILL the worker and its flow run
-    (a lost machine: no hook runs, no state is reported). Returns that shard's flow run id."""
+    (a lost machine: no hook runs, no state is reported). Returns that shard's flow run id and the
+    job's records as they were right after the kill."""
     deadline = time.time() + 300
     while time.time() < deadline:
         found = _flow_run_pid_of(worker.pid)
@@ -130,6 +161,6 @@ def _kill_worker_after_its_first_record(worker, api: Api, job_dir: Path, tmp_pat
                 os.killpg(worker.pid, signal.SIGKILL)  # the worker first: it must not report the crash
                 os.kill(pid, signal.SIGKILL)
                 worker.wait(timeout=30)
-                return run_id
+                return run_id, {p.parent.name: p.read_bytes() for p in (job_dir / "trials").glob("*/trial.json")}
         time.sleep(0.3)
     raise AssertionError("worker b never recorded a trial: " + (tmp_path / "worker-b" / "worker.log").read_text()[-3000:])

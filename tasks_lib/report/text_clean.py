@@ -22,6 +22,20 @@ def clean_text(text: str) -> str:
     return _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` as one readable line: no colour codes, no control characters, every run of
+    whitespace (line breaks too) one space; cut at ``limit`` characters if given.
+
+    For Prefect state messages: the UI shows a state's message as one line, where a multi-line
+    message read as literal ``\\n`` with colour codes. Nothing else is rewritten (a ``'1.2.3\\n'``
+    in a message is the repr of a bad value, and stays); the line breaks live on in the logs and
+    the records, which keep the full text.
+    """
+    text = " ".join(_ANSI.sub("", text).split())
+    text = _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text if limit is None else shorten(text, limit)
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis when it was longer."""
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
