@@ -42,6 +42,7 @@ from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
 from tasks_lib.job.job_orphans import remove_orphans
 from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.remote_store import is_url, mirror_for, working_root
 from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.container.sandbox import remove_job_containers
 
@@ -62,7 +63,9 @@ def _cleanup_hook(flow, flow_run, state) -> None:
     try:
         params = flow_run.parameters
         if params.get("job_name"):
-            job = JobStore(Path(params.get("jobs_dir") or "jobs") / params["job_name"]).read_job()
+            jobs_dir = params.get("jobs_dir") or "jobs"
+            root = working_root(jobs_dir) if is_url(jobs_dir) else Path(jobs_dir)  # no store access here
+            job = JobStore(root / params["job_name"]).read_job()
             remove_job_containers(job.job_id)
             stop_job_gateway(job.job_id)
     except Exception:  # noqa: BLE001 - the next run of the job cleans up by label
@@ -161,6 +164,8 @@ def _run_job(p: JobPlan, logger) -> JobResult:
             # in this flow run's own context, so the report artifacts are on the job's run
             report_flow.fn(str(p.job_dir))
             logger.info("job %s: report in %s", p.job_dir.name, location(p.job_dir / "report.md"))
+    if (mirror := mirror_for(p.job_dir)) is not None:
+        mirror.finish()  # uploads that failed on the way are retried; still failing: one line, kept locally
     return result_of(p, record, unfinished)
 
 

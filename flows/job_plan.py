@@ -22,6 +22,8 @@ from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.job.job_lock import LOCK_NAME, JobLock
 from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
 from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.remote_lock import JobLocks, RemoteJobLock
+from tasks_lib.job.remote_store import attach, check_store, is_url, mirror_for, working_root
 from tasks_lib.job.records import JobRecord, TrialOrder, TrialRecord, TrialSpec
 from tasks_lib.job.task_loader import Dataset, load_dataset
 from tasks_lib.job.trial_history import expected_from_history
@@ -95,15 +97,17 @@ def _is_new_job_dir(job_dir: Path) -> bool:
 def pinned(config: JobConfig, p: JobPlan) -> JobConfig:
     """``config`` naming the planned job dir exactly, so a later plan (the job flow's) lands on it
     too, whether its name was generated or given."""
-    return config.model_copy(update=dict(jobs_dir=str(p.job_dir.parent), job_name=p.job_dir.name, force_new=False))
+    jobs_dir = config.jobs_dir if is_url(config.jobs_dir) else str(p.job_dir.parent)  # a store stays its URL
+    return config.model_copy(update=dict(jobs_dir=jobs_dir, job_name=p.job_dir.name, force_new=False))
 
 
-def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, JobLock]:
+def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, JobLocks]:
     """Take the planned job's lock (``JobLockedError`` when a live run holds it).
 
     A generated name is claimed by creating its dir exclusively (a new name is drawn if another
     run took it in between). When the lock was not already held by this process, the job is
-    planned again under the lock: what an earlier run recorded until it let go counts.
+    planned again under the lock: what an earlier run recorded until it let go counts. A job in a
+    store (``jobs_dir`` a URL) is locked in the store too (``tasks_lib/job/remote_lock.py``).
     """
     for _ in range(20):
         try:
@@ -114,7 +118,15 @@ def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, J
                 except FileExistsError:
                     p = plan(config, new_job_id)
                     continue
-            lock = JobLock.acquire(p.job_dir)
+            local = JobLock.acquire(p.job_dir)
+            mirror = mirror_for(p.job_dir)
+            try:
+                lock = JobLocks(local, RemoteJobLock.acquire(mirror) if mirror is not None else None)
+            except BaseException:
+                local.release()
+                raise
+        except InputError:
+            raise
         except OSError as exc:
             if disk_full(exc):
                 raise
@@ -149,9 +161,17 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
         upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
-    _check_jobs_dir(Path(config.jobs_dir))
+    store_url = config.jobs_dir if is_url(config.jobs_dir) else None
+    if store_url is not None:  # the job lives in a store; it is worked on in a local copy (remote_store.py)
+        check_store(store_url)
+        jobs_root = working_root(store_url)
+    else:
+        _check_jobs_dir(Path(config.jobs_dir))
+        jobs_root = Path(config.jobs_dir)
     generated = config.job_name is None
-    job_dir = Path(config.jobs_dir) / (config.job_name or default_job_name())
+    job_dir = jobs_root / (config.job_name or default_job_name())
+    if store_url is not None:
+        attach(store_url, job_dir.name).pull()
     previous: JobRecord | None = None
     if job_dir.exists() and not (job_dir.is_dir() and _is_new_job_dir(job_dir)):
         store = JobStore(job_dir)
@@ -165,6 +185,8 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                                  "trials cannot be mixed with new ones:\n  " + "\n  ".join(changes)
                                  + "\n(use --force-new to start a new job instead)")
             job_dir, previous, generated = _fresh_dir(job_dir), None, True
+            if store_url is not None:
+                attach(store_url, job_dir.name).pull()
     job_id = previous.job_id if previous else new_job_id
     store = JobStore(job_dir)
     keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]

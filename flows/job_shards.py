@@ -26,6 +26,7 @@ from flows.run_ui import readable
 from flows.shard_reruns import ShardRun, after_end
 from flows.trials_flow import TRIALS_DEPLOYMENT
 from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.remote_store import mirror_for
 from tasks_lib.job.records import TrialSpec
 
 POLL_SEC = 2.0
@@ -40,7 +41,8 @@ def split(todo: list[TrialSpec], shards: int) -> list[list[TrialSpec]]:
 def run_shards(todo: list[TrialSpec], p: JobPlan, listener, logger, tags: list[str]) -> list[str]:
     """Run ``todo`` as shards on the trial work pool; return the trial ids left unrecorded."""
     store = JobStore(p.job_dir)
-    job_dir = str(p.job_dir.resolve())
+    mirror = mirror_for(p.job_dir)  # a job in a store: shards get its URL (remote_store.py)
+    job_dir = mirror.url if mirror is not None else str(p.job_dir.resolve())
     chunks = split(todo, p.config.shards)
     submitted: list[ShardRun] = []
 
@@ -96,6 +98,8 @@ def _job_running(client) -> bool:
 
 
 def _collect(store: JobStore, pending: set[str], p: JobPlan, listener, total: int) -> None:
+    if (mirror := mirror_for(store.job_dir)) is not None:
+        mirror.refresh()  # a job in a store: the shards' records appear there
     for tid in sorted(pending):
         record = store.read_trial(tid)
         if record is not None:

@@ -33,6 +33,7 @@ from flows.trial_runner import run_trials
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
 from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.remote_store import attach, check_store, is_url, mirror_for, split_job_url
 from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.container.sandbox import remove_job_containers
 
@@ -51,20 +52,28 @@ def _cleanup_hook(flow: Any, flow_run: Any, state: Any) -> None:  # noqa: ARG001
 
 @flow(name="tbflow-trials", log_prints=False, on_cancellation=[_cleanup_hook], on_crashed=[_cleanup_hook])
 def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1) -> dict:
-    """Run these trials of the job in ``job_dir`` (an absolute path every worker reaches).
+    """Run these trials of the job in ``job_dir`` (an absolute path every worker reaches, or the
+    job's URL in a store: then this machine works in its own copy and uploads its trials).
 
     Args:
-        job_dir: The job directory, on a filesystem shared by every worker of the pool.
+        job_dir: The job directory, on a filesystem shared by every worker of the pool, or its URL.
         trial_ids: The trials of this shard (``<task>.<harness>.<attempt>``).
         concurrency: Trials of this shard running at once on this machine.
     """
     logger = get_run_logger()
-    store = JobStore(Path(job_dir))
     try:
+        if is_url(job_dir):  # a job in a store: pull its record into this machine's working copy
+            jobs_dir, name = split_job_url(job_dir)
+            check_store(jobs_dir)
+            (mirror := attach(jobs_dir, name)).pull()
+            store = JobStore(mirror.local)
+        else:
+            jobs_dir, name = str(Path(job_dir).parent), Path(job_dir).name
+            store = JobStore(Path(job_dir))
         job = store.read_job()
         config = JobConfig.model_validate({
-            **job.config, "dataset": job.dataset, "jobs_dir": str(Path(job_dir).parent),
-            "job_name": Path(job_dir).name, "concurrency": concurrency, "force_new": False, "rerun_invalid": None,
+            **job.config, "dataset": job.dataset, "jobs_dir": jobs_dir,
+            "job_name": name, "concurrency": concurrency, "force_new": False, "rerun_invalid": None,
             "shards": 0})
         p = plan(config, job.job_id)
         preflight()
@@ -90,6 +99,8 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
                                     recorded_elsewhere=lambda tid: _recorded_meanwhile(store, tid, skipped, logger))
     finally:
         stop_job_gateway(p.job_id)
+    if (m := mirror_for(p.job_dir)) is not None:
+        m.finish()  # failed uploads retried; still failing: the shard fails naming the store
     return {"host": socket.gethostname(), "ran": [s.trial_id for s in todo if s.trial_id not in unfinished and s.trial_id not in skipped],
             "unfinished": unfinished}
 
@@ -97,6 +108,8 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
 def _recorded_meanwhile(store: JobStore, trial_id: str, skipped: set[str], logger) -> bool:
     """A trial recorded since this shard was planned (by a shard run taken for lost whose machine
     was still running it) is not started again."""
+    if (mirror := mirror_for(store.job_dir)) is not None:
+        mirror.fetch_record(trial_id)  # a job in a store: recorded there, by a shard on another machine
     if store.read_trial(trial_id) is None:
         return False
     logger.warning("%s: recorded meanwhile by another shard run: not run again", trial_id)

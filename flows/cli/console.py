@@ -14,6 +14,7 @@ from rich.table import Table
 from flows.cli.progress import describe
 from tasks_lib.job.records import TrialOrder, TrialRecord
 from tasks_lib.job.trial_order import describe_order
+from tasks_lib.job.remote_store import is_url, mirror_for
 
 ORDER_LINES = 12
 console = Console(stderr=True)
@@ -30,7 +31,8 @@ class RichProgress:
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
         if self._on_job_dir is not None:
             self._on_job_dir(job_dir)
-        console.print(f"[bold]tbflow[/bold] job {job_dir}: {total} trials"
+        mirror = mirror_for(job_dir)  # a job in a store: its URL and this machine's working copy
+        console.print(f"[bold]tbflow[/bold] job {mirror.describe() if mirror else job_dir}: {total} trials"
                       + (f" ({already_done} already recorded, kept)" if already_done else ""))
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TimeElapsedColumn(), console=console, transient=True)
@@ -87,3 +89,5 @@ def print_results(result) -> None:
         out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
                   f"--job-name {result.job_name} to finish them)")
     out.print(f"job directory: {result.job_dir} (report.md, junit.xml, results.json)")
+    if result.location and is_url(result.location):
+        out.print(f"job store: {result.location}")

@@ -109,7 +109,8 @@ def run(
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))
 def resume(
-    job_dir: Path = typer.Argument(..., help="The job directory to continue (holds job.json)."),
+    job_dir: str = typer.Argument(..., help="The job directory to continue (holds job.json), or the job's URL "
+                                            "in a store (s3://bucket/jobs/NAME)."),
     rerun_invalid: Optional[str] = typer.Option(
         None, "--rerun-invalid", metavar="[=KIND]",
         help="Also re-run recorded invalid trials: all, or one kind (harness, environment, verifier). "
@@ -125,15 +126,25 @@ def resume(
     """Continue a job: keep recorded trials, run the missing (interrupted) ones."""
     from tasks_lib.errors import InputError
     from tasks_lib.job.job_store import JobStore
+    from tasks_lib.job.remote_store import attach, check_store, is_url, split_job_url
 
     if rerun_invalid is not None and rerun_invalid not in RERUN_KINDS:
         fail("--rerun-invalid", f"expected one of {', '.join(RERUN_KINDS)}, got {rerun_invalid!r}")
     try:
-        record = JobStore(job_dir).read_job()
+        if is_url(job_dir):  # a job in a store: read its record from there (into this machine's copy)
+            jobs_dir, name = split_job_url(job_dir)
+            check_store(jobs_dir)
+            mirror = attach(jobs_dir, name)
+            mirror.pull()
+            record = JobStore(mirror.local).read_job()
+        else:
+            local = Path(job_dir).resolve()
+            record = JobStore(local).read_job()
+            jobs_dir, name = str(local.parent), local.name
     except InputError as exc:
         fail(exc.where, exc.message)
     cfg = dict(record.config)
-    cfg.update(jobs_dir=str(job_dir.resolve().parent), job_name=job_dir.resolve().name, force_new=False,
+    cfg.update(jobs_dir=jobs_dir, job_name=name, force_new=False,
                rerun_invalid=rerun_invalid, shards=0)  # the CLI runs trials here (shards: docs/deployments.md)
     if concurrency is not None:
         cfg["concurrency"] = concurrency
@@ -254,7 +265,10 @@ def _stopped(stop, planned) -> None:
 
     job_dir = stop.job_dir
     trials = [s.trial_id for s in planned.specs] if planned is not None else []
-    resume = f"tbflow resume {job_dir}" if job_dir is not None else ""
+    from tasks_lib.job.remote_store import mirror_for
+
+    mirror = mirror_for(job_dir) if job_dir is not None else None  # a job in a store resumes by its URL
+    resume = f"tbflow resume {mirror.url if mirror else job_dir}" if job_dir is not None else ""
     try:
         typer.echo(stop_summary(job_dir, stop.signum or signal.SIGINT, trials, resume), err=True)
     except (OSError, ValueError):  # the terminal is gone (SIGHUP)

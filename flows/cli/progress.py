@@ -12,6 +12,7 @@ import socket
 from pathlib import Path
 from typing import Protocol
 
+from tasks_lib.job.remote_store import mirror_for
 from tasks_lib.job.records import TrialOrder, TrialRecord
 from tasks_lib.job.trial_order import describe_order
 from tasks_lib.report.text_clean import clean_text
@@ -26,7 +27,10 @@ class ProgressListener(Protocol):
 
 
 def location(job_dir: str | Path) -> str:
-    """Where a job lives, as a person on another machine needs it: ``host:/absolute/path``."""
+    """Where a job lives, as a person on another machine needs it: ``host:/absolute/path``, or
+    for a job in a store its URL and this machine's working copy."""
+    if (mirror := mirror_for(job_dir)) is not None:
+        return mirror.describe(Path(job_dir))
     return f"{socket.gethostname()}:{Path(job_dir).resolve()}"
 
 

@@ -60,7 +60,7 @@ class LockHolder(BaseModel):
 class JobLockedError(InputError):
     """The job is run by another live process. The CLI exits 2 with this one line."""
 
-    def __init__(self, job_dir: Path, holder: LockHolder, heartbeat_age: float) -> None:
+    def __init__(self, job_dir: Path | str, holder: LockHolder, heartbeat_age: float) -> None:
         self.holder = holder
         super().__init__(str(job_dir), describe_holder(holder, heartbeat_age)
                          + "; wait for it to finish or stop it")

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from tasks_lib.errors import InputError
 from tasks_lib.job.records import JobRecord, TrialRecord
+from tasks_lib.job.remote_store import mirror_for
 
 JOB_FILE = "job.json"
 TRIAL_FILE = "trial.json"
@@ -63,6 +64,8 @@ class JobStore:
 
     def write_job(self, record: JobRecord) -> None:
         write_model(self.job_file, record)
+        if (mirror := mirror_for(self.job_dir)) is not None:  # a job in a store (remote_store.py)
+            mirror.push_top()
 
     def read_job(self) -> JobRecord:
         try:
@@ -74,6 +77,8 @@ class JobStore:
 
     def write_trial(self, record: TrialRecord) -> None:
         write_model(self.trial_dir(record.trial_id) / TRIAL_FILE, record)
+        if (mirror := mirror_for(self.job_dir)) is not None:  # the trial's dir, its record last
+            mirror.trial_recorded(record.trial_id)
 
     def read_trial(self, trial_id: str) -> TrialRecord | None:
         """The finished trial's record, or None when it has none (never ran or was interrupted)."""
@@ -112,6 +117,8 @@ class JobStore:
         dest = self.history_dir(trial_id) / str(n)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(self.trial_dir(trial_id), dest)
+        if (mirror := mirror_for(self.job_dir)) is not None:
+            mirror.archived(trial_id, n)
         return dest
 
     def reset_trial_dir(self, trial_id: str) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tasks_lib.errors import InputError
 from tasks_lib.job.job_store import write_atomic
+from tasks_lib.job.remote_store import mirror_for
 from tasks_lib.report.render_junit import render_junit
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.results_model import Results
@@ -54,4 +55,6 @@ def write_reports(job_dir: Path, results: Results | None = None) -> ReportPaths:
         write_atomic(paths.junit, render_junit(results))
     except OSError as exc:
         raise InputError(str(job_dir), f"cannot write the report files: {exc.strerror or exc}") from exc
+    if (mirror := mirror_for(job_dir)) is not None:  # a job in a store: the reports go there too
+        mirror.push_top()
     return paths
