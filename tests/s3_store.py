@@ -5,6 +5,7 @@ them (``AWS_*`` in the environment), never in the URL."""
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 
 import pytest
@@ -42,7 +43,7 @@ def s3(monkeypatch, tmp_path):
     monkeypatch.setenv("TBFLOW_STORE_CACHE", str(tmp_path / "store-cache"))
     for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(var, raising=False)
-    store = S3(endpoint, "tbflow-jobs")
+    store = S3(endpoint, f"tbflow-jobs-{uuid.uuid4().hex[:8]}")  # moto keeps buckets per process, not per server
     store.fs().mkdir(store.bucket)
     try:
         yield store

@@ -98,6 +98,8 @@ def check_store(jobs_url: str) -> None:
     one-line input error before anything is written."""
     fs, root = _filesystem(jobs_url)
     bucketed = urlsplit(jobs_url).scheme in _BUCKETED
+    if not root.strip("/"):
+        raise InputError("--jobs-dir", f"{jobs_url}: name a place in the store, e.g. s3://BUCKET/PREFIX")
     try:
         if bucketed:
             fs.ls(root.split("/")[0], detail=False)
