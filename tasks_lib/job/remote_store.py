@@ -13,7 +13,8 @@ the code sees is a plain local directory, and this module keeps it in step with 
   uploaded first, so nothing recorded on this machine is lost.
 - **push**: a trial's whole directory right after its record is written, the record last, so a
   record in the store means its logs are there; ``job.json`` and the reports when they are
-  written; a re-run trial's move to ``attempts/``.
+  written; a re-run trial's move to ``attempts/``; at the end of a run (or shard) the job-level
+  logs (``gateway/``, ``.builds/``).
 
 Credentials come only from the environment or the user's fsspec/boto configuration (``AWS_*``,
 ``AWS_ENDPOINT_URL``, ``~/.aws``); a URL carrying credentials is refused, so the URL — which is
@@ -41,6 +42,8 @@ URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 JOB_FILE = "job.json"
 TRIAL_FILE = "trial.json"
 REPORT_FILES = ("results.json", "report.md", "junit.xml")
+#: job-level log dirs: the model gateway's request logs (one file per host and process), build-ahead logs
+JOB_LOG_DIRS = ("gateway", ".builds")
 #: object stores with buckets: a missing bucket is a user error, not something to create
 _BUCKETED = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"}
 
@@ -218,12 +221,34 @@ class JobMirror:
             self.fs.copy(src, dest, recursive=True)
             self.fs.rm(src, recursive=True)
 
+    def push_job_logs(self) -> None:
+        """Upload the job-level logs (the model gateway's request logs, image build-ahead logs).
+        Never raises (see ``trial_recorded``)."""
+        try:
+            for sub in JOB_LOG_DIRS:
+                for f in sorted((self.local / sub).rglob("*")):
+                    if f.is_file() and not f.is_symlink():
+                        self.fs.put_file(str(f), self._remote(f.relative_to(self.local).as_posix()))
+            with self._guard:
+                self._failed.discard("logs")
+        except Exception as exc:  # noqa: BLE001
+            with self._guard:
+                self._failed.add("logs")
+            _log.warning("could not upload the job's logs to %s (will retry): %s", self.url, _one_line(exc))
+
     def finish(self) -> None:
-        """Retry every failed upload; ``InputError`` naming ``--jobs-dir`` if one still fails."""
+        """Upload the job-level logs, retry every failed upload; ``InputError`` naming
+        ``--jobs-dir`` if one still fails."""
+        self.push_job_logs()
         with self._guard:
             failed = sorted(self._failed)
         for tid in failed:
-            self.push_top() if tid == "" else self.trial_recorded(tid)
+            if tid == "":
+                self.push_top()
+            elif tid == "logs":
+                self.push_job_logs()
+            else:
+                self.trial_recorded(tid)
         with self._guard:
             left = sorted(self._failed)
         if left:
