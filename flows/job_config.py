@@ -33,8 +33,10 @@ Attempts = Annotated[int, Field(ge=1, le=100, description="Trials per task and h
 Include = Annotated[list[str], Field(description="Glob patterns of task names to run.")]
 Exclude = Annotated[list[str], Field(description="Glob patterns of task names to skip.")]
 NTasks = Annotated[Optional[int], Field(ge=1, description="Run only the first N tasks (by name).")]
-JobsDir = Annotated[str, Field(min_length=1, description="Where job directories are written; a relative path is "
-                                                         "taken from the working directory of the run.")]
+JobsDir = Annotated[str, Field(min_length=1, description=(
+    "Where job directories are written; a relative path is taken from the working directory of the run. "
+    "Or a store URL every worker reaches (s3://BUCKET/PREFIX): each worker works in a local copy and uploads "
+    "records, logs and reports; credentials come from the worker's environment, never the URL."))]
 JobName = Annotated[Optional[str], Field(pattern=JOB_NAME_PATTERN, description=(
     "Job directory name: letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit. "
     "An existing job of this name is continued. Default: a timestamp plus a random suffix."))]
@@ -50,7 +52,8 @@ RerunInvalid = Annotated[Optional[Literal["all", "harness", "environment", "veri
     description="Re-run recorded invalid trials (all, or of one kind); earlier tries are kept.")]
 Shards = Annotated[int, Field(ge=0, le=64, description=(
     "Split the trials into this many flow runs of the trial deployment tbflow-trials/trials, run by the "
-    "workers of its work pool (one job over many machines; jobs_dir must be on storage they all share). "
+    "workers of its work pool (one job over many machines; jobs_dir must be on storage they all share: a shared "
+    "path or a store URL). "
     "0: run every trial in this flow run."))]
 ShardReruns = Annotated[int, Field(ge=0, le=10, description=(
     "With shards: how many times a shard whose flow run ended Crashed, Failed or Cancelled (its machine lost) "

@@ -1,6 +1,7 @@
 """``--rerun-invalid`` on a job in an ``s3://`` store, from another machine's empty copy: the
 invalid trial's earlier try moves to ``attempts/<trial>/1/`` in the store (nothing lost), and the
-new try's record replaces it under ``trials/``; a scored trial is kept as it was."""
+new try's record replaces it under ``trials/``; a scored trial is kept as it was. A report
+written on a machine that did not run a failed trial still quotes that trial's verifier output."""
 
 import os
 import subprocess
@@ -29,6 +30,13 @@ def test_rerun_invalid_moves_earlier_try_to_attempts_in_store(docker_ready, s3, 
     fs = s3.fs()
     job = f"{s3.bucket}/jobs/j"
     before = {t: fs.cat_file(f"{job}/trials/{t}.oracle.1/trial.json") for t in ("fine", "no-reward")}
+
+    env_c = dict(env, TBFLOW_STORE_CACHE=str(tmp_path / "cache-c"))  # all recorded: only the report is written
+    seen = subprocess.run([*CLI, "resume", f"{url}/j"], cwd=tmp_path, env=env_c, capture_output=True, text=True,
+                          timeout=600)
+    assert seen.returncode == 0 and "already recorded" in seen.stderr, seen.stdout + seen.stderr
+    report = fs.cat_file(f"{job}/report.md").decode()
+    assert "cache-c" in report and "wrote no reward" in report, report
 
     env_b = dict(env, TBFLOW_STORE_CACHE=str(tmp_path / "cache-b"))
     again = subprocess.run([*CLI, "resume", f"{url}/j", "--rerun-invalid"], cwd=tmp_path, env=env_b,

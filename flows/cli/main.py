@@ -78,7 +78,10 @@ def run(
     include: List[str] = typer.Option([], "--include", help="Only tasks whose name matches this glob (repeatable)."),
     exclude: List[str] = typer.Option([], "--exclude", help="Skip tasks whose name matches this glob (repeatable)."),
     n_tasks: Optional[int] = typer.Option(None, "--n-tasks", min=1, help="Run only the first N tasks (by name)."),
-    jobs_dir: str = typer.Option("jobs", "--jobs-dir", help="Where job directories are written."),
+    jobs_dir: str = typer.Option("jobs", "--jobs-dir",
+                                 help="Where job directories are written: a directory, or a store URL "
+                                      "(s3://BUCKET/PREFIX) that every machine reaches; credentials from the "
+                                      "environment (AWS_*), never in the URL."),
     job_name: Optional[str] = typer.Option(None, "--job-name",
                                            help="Job directory name (default: a timestamp plus a random suffix). "
                                                 "An existing job with this name is continued: recorded trials "
@@ -164,7 +167,10 @@ def _run_job(config) -> None:
 
     # The server starts first, while we import, plan and check Docker; only a job that may be
     # all recorded already (an existing --job-name, resume) is planned before anything starts.
-    job_json = Path(config.jobs_dir) / (config.job_name or "") / "job.json"
+    from tasks_lib.job.remote_store import is_url, working_root
+
+    root = working_root(config.jobs_dir) if is_url(config.jobs_dir) else Path(config.jobs_dir)  # a store: its copy
+    job_json = root / (config.job_name or "") / "job.json"
     from flows.shared_server import idle_sec
 
     shared = idle_sec() > 0  # the warm server (README.md, "Prefect"); 0 = one server per command

@@ -27,9 +27,11 @@ The local copy is ``$TBFLOW_STORE_CACHE`` (default ``$XDG_CACHE_HOME/tbflow/stor
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -143,22 +145,54 @@ class JobMirror:
             remote = self._records()
             for rec in sorted(self.local.glob(f"trials/*/{TRIAL_FILE}")):
                 rel = rec.relative_to(self.local).as_posix()
-                if rel not in remote:
+                tid = rec.parent.name
+                tries = sum(1 for r in remote if r.startswith(f"attempts/{tid}/"))
+                # not when the store moved that trial's try to attempts/ since (a re-run elsewhere)
+                if rel not in remote and tries == len(list(self.local.glob(f"attempts/{tid}/*/{TRIAL_FILE}"))):
                     _log.warning("uploading %s: recorded here but not yet in %s", rel, self.url)
-                    self._push_trial(rec.parent.name)
+                    self._push_trial(tid)
                     remote[rel] = rec.stat().st_size
             for rel, size in sorted(remote.items()):
                 dest = self.local / rel
                 if dest.is_file() and dest.stat().st_size == size:
                     continue
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = dest.with_name(f".{dest.name}.pull")
-                self.fs.get_file(self._remote(rel), str(tmp))
-                os.replace(tmp, dest)
+                if rel.startswith("trials/") and dest.parent.is_dir():
+                    shutil.rmtree(dest.parent)  # the store's try wins; no stale log stays next to its record
+                self._get(rel)
+                if rel.startswith("trials/"):
+                    self._get_report_inputs(rel)
         except InputError:
             raise
         except Exception as exc:  # noqa: BLE001
             raise InputError("--jobs-dir", f"{self.url}: cannot read the job from the store: {_one_line(exc)}") from exc
+
+    def _get(self, rel: str) -> None:
+        dest = self.local / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.pull")
+        self.fs.get_file(self._remote(rel), str(tmp))
+        os.replace(tmp, dest)
+
+    def _get_report_inputs(self, record_rel: str) -> None:
+        """The logs a report quotes for a trial that did not pass (the verifier's output, the
+        evidence of an invalid verdict), so a report written on this machine shows their tails."""
+        try:
+            rec = json.loads((self.local / record_rel).read_text(encoding="utf-8"))
+            v = rec.get("validity") or {}
+            reward = v.get("reward")
+            if v.get("status") == "scored" and (reward is None or reward >= 1):
+                return
+            trial = record_rel.rsplit("/", 1)[0]
+            wanted = [(rec.get("verifier") or {}).get("stdout_log"), v.get("evidence")]
+        except (OSError, ValueError, AttributeError):
+            return
+        for rel in {w for w in wanted if isinstance(w, str) and w and not w.startswith("/") and ".." not in w}:
+            for candidate in (f"{trial}/{rel}", rel):  # trial-relative, or job-relative (a build log)
+                try:
+                    self._get(candidate)
+                    break
+                except FileNotFoundError:
+                    continue
 
     def fetch_record(self, trial_id: str) -> None:
         """Bring one trial's record from the store if it has one (a shard asking whether another
