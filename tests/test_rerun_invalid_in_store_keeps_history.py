@@ -3,6 +3,7 @@ invalid trial's earlier try moves to ``attempts/<trial>/1/`` in the store (nothi
 new try's record replaces it under ``trials/``; a scored trial is kept as it was. A report
 written on a machine that did not run a failed trial still quotes that trial's verifier output."""
 
+import json
 import os
 import subprocess
 import sys
@@ -35,8 +36,9 @@ def test_rerun_invalid_moves_earlier_try_to_attempts_in_store(docker_ready, s3, 
     seen = subprocess.run([*CLI, "resume", f"{url}/j"], cwd=tmp_path, env=env_c, capture_output=True, text=True,
                           timeout=600)
     assert seen.returncode == 0 and "already recorded" in seen.stderr, seen.stdout + seen.stderr
-    report = fs.cat_file(f"{job}/report.md").decode()
-    assert "cache-c" in report and "wrote no reward" in report, report
+    rewritten = json.loads(fs.cat_file(f"{job}/results.json"))
+    (tail,) = [t["verifier_tail"] for t in rewritten["trials"] if t["record"]["spec"]["trial_id"] == "no-reward.oracle.1"]
+    assert tail == ["wrote no reward"], tail
 
     env_b = dict(env, TBFLOW_STORE_CACHE=str(tmp_path / "cache-b"))
     again = subprocess.run([*CLI, "resume", f"{url}/j", "--rerun-invalid"], cwd=tmp_path, env=env_b,
