@@ -101,8 +101,8 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
         stop_job_gateway(p.job_id)
     if (m := mirror_for(p.job_dir)) is not None:
         m.finish()  # failed uploads retried; still failing: the shard fails naming the store
-    return {"host": socket.gethostname(), "ran": [s.trial_id for s in todo if s.trial_id not in unfinished and s.trial_id not in skipped],
-            "unfinished": unfinished}
+    ran = [s.trial_id for s in todo if s.trial_id not in unfinished and s.trial_id not in skipped]
+    return {"host": socket.gethostname(), "ran": ran, "unfinished": unfinished}
 
 
 def _recorded_meanwhile(store: JobStore, trial_id: str, skipped: set[str], logger) -> bool:
