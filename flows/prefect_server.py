@@ -22,14 +22,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flows import shared_server
 from flows.embedded_prefect import SERVER_ENV
+from flows.server_health import wait_healthy
 from flows.shared_server import SharedServer
 
 STOP_WAIT_SEC = 15.0
@@ -50,21 +48,16 @@ class LocalServer:
         """Block until the server answers ``/health``; raise ``RuntimeError`` if it cannot start."""
         if not self.own_server:
             return
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the embedded Prefect server exited with code {self.process.returncode} "
-                                   "while starting (set PREFECT_API_URL to use a running server instead)")
-            try:
-                with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        self.ready = True
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the embedded Prefect server did not answer within {timeout:.0f} s")
-            time.sleep(0.05)
+        assert self.api_url is not None  # ours
+
+        def gone() -> str | None:
+            if self.process.poll() is None:
+                return None
+            return (f"the embedded Prefect server exited with code {self.process.returncode} while starting "
+                    "(set PREFECT_API_URL to use a running server instead)")
+
+        wait_healthy(self.api_url, timeout, gone, f"the embedded Prefect server did not answer within {timeout:.0f} s")
+        self.ready = True
 
     def watch_job_dir(self, job_dir: str | os.PathLike) -> None:
         """Tell the guard which job's containers to remove if tbflow dies without stopping."""

@@ -16,11 +16,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from flows.server_daemon import daemon_version, socket_name
+from flows.server_health import wait_healthy
 
 DEFAULT_IDLE_SEC = 600.0
 ENV_IDLE = "TBFLOW_SERVER_IDLE_SEC"
@@ -65,21 +64,11 @@ class SharedServer:
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         """Block until the server answers ``/health``; raise ``RuntimeError`` if it died."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        self.ready = True
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            if not self._connected():
-                raise RuntimeError(f"the local Prefect server exited while starting (see {prefect_home() / LOG_NAME})")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the local Prefect server did not answer within {timeout:.0f} s "
-                                   f"(see {prefect_home() / LOG_NAME})")
-            time.sleep(0.05)
+        log = prefect_home() / LOG_NAME
+        wait_healthy(self.api_url, timeout,
+                     lambda: None if self._connected() else f"the local Prefect server exited while starting (see {log})",
+                     f"the local Prefect server did not answer within {timeout:.0f} s (see {log})")
+        self.ready = True
 
     def watch_job_dir(self, job_dir: str | os.PathLike) -> None:
         path = str(Path(job_dir).resolve())
