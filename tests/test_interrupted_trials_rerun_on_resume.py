@@ -45,9 +45,12 @@ STAGES = {
               lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/agent-1.sid")),
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
                  lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.sid")),
-    "download": (dict(test_sh="#!/bin/bash\nhead -c 1000000000 /dev/zero > /logs/verifier/big.bin\n"
+    # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
+    # download is seen from the host side (its first file appears in the trial dir), a stat
+    # that a loaded machine cannot make miss the window the way a `docker exec` poll did
+    "download": (dict(test_sh="#!/bin/bash\ntruncate -s 2G /logs/verifier/big.bin\n"
                               "echo 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.done")),
+                 lambda c, trial_dir: (trial_dir / "verifier" / "big.bin").exists()),
 }
 
 
@@ -71,7 +74,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
         while not (running(docker_ready, trial_dir) and (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").exists()):
             assert proc.poll() is None, proc.stdout.read()
             assert time.monotonic() < deadline, f"stage {stage} never started"
-            time.sleep(0.1)
+            time.sleep(0.05)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)
     finally:

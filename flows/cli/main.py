@@ -182,6 +182,9 @@ def _run_job(config) -> None:
     from tasks_lib.container.docker_client import preflight
     from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
 
+    from flows.cli.handoff import adopt_environment
+    from flows.embedded_prefect import no_heartbeats_on
+
     lock = None
     with StopHandlers() as stop:
         try:  # fail fast on bad input, a changed identity, a job held by another run and a missing engine
@@ -204,6 +207,7 @@ def _run_job(config) -> None:
             from flows.job_flow import job_flow  # importing Prefect also overlaps the server's start
 
             server.wait_ready()
+            adopt_environment()  # in a prefork's child: Prefect re-reads the now final environment
         except InputError as exc:
             _release(lock)
             fail(exc.where, exc.message)
@@ -225,7 +229,8 @@ def _run_job(config) -> None:
         listener = RichProgress(on_job_dir=job_dir_in_use)
         progress.set_listener(listener)
         try:
-            result = job_flow(**config.flow_parameters())
+            with no_heartbeats_on(server):
+                result = job_flow(**config.flow_parameters())
         except InputError as exc:
             fail(exc.where, exc.message)
         except DockerUnavailableError as exc:
@@ -321,11 +326,23 @@ def gc(
 
 
 def main() -> None:
+    import sys
+
+    from flows.cli.handoff import try_handoff
+
+    code = try_handoff(sys.argv)  # run by an already-imported process when one is up (flows/prefork.py)
+    if code is not None:
+        raise SystemExit(code)
     from flows.cli import report_cli, server_cli
+    from flows.cli.fast_exit import exit_now
 
     report_cli.register(app)
     server_cli.register(app)
-    app(prog_name="tbflow")
+    try:
+        app(prog_name="tbflow")
+    except SystemExit as exc:
+        exit_now(exc)
+        raise
 
 
 if __name__ == "__main__":

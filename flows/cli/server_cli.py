@@ -27,6 +27,9 @@ def stop() -> None:
     """Stop the warm server now, or as soon as the commands attached to it have finished."""
     from flows import shared_server
 
+    from flows.cli import handoff
+
+    handoff.request_stop()  # the process that runs commands for this server's configuration, too
     attached = shared_server.request_stop()
     if attached is None:
         typer.echo(f"no tbflow server runs for {shared_server.prefect_home()}")

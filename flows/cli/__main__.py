@@ -1,0 +1,5 @@
+"""``python -m flows.cli``: the ``tbflow`` command (flows/cli/entry.py)."""
+
+from flows.cli.entry import main
+
+main()

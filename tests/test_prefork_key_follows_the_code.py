@@ -1,0 +1,38 @@
+"""A prefork (flows/prefork.py) imported the code and Prefect's settings once: a command must never
+hand its job to one that imported other code or another configuration. Its key changes when a
+source file changes, when a ``PREFECT_*`` variable changes and with ``PREFECT_HOME``."""
+
+import os
+
+from flows.cli import handoff
+
+
+def _tree(root):
+    for package in ("flows", "tasks_lib", "harnesses"):
+        (root / package).mkdir(parents=True)
+        (root / package / "mod.py").write_text("X = 1\n")
+
+
+def test_key_changes_when_a_source_file_changes(tmp_path, monkeypatch):
+    _tree(tmp_path)
+    monkeypatch.setattr(handoff, "ROOT", tmp_path)
+    before = handoff.prefork_key()
+    assert handoff.prefork_key() == before
+    target = tmp_path / "tasks_lib" / "mod.py"
+    st = target.stat()
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert handoff.prefork_key() != before
+
+
+def test_key_changes_with_prefect_settings_and_home(tmp_path, monkeypatch):
+    _tree(tmp_path)
+    monkeypatch.setattr(handoff, "ROOT", tmp_path)
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "a"))
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "WARNING")
+    base = handoff.prefork_key()
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "DEBUG")
+    assert handoff.prefork_key() != base
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "WARNING")
+    assert handoff.prefork_key() == base
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "b"))
+    assert handoff.prefork_key() != base
