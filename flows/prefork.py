@@ -135,7 +135,9 @@ class Prefork:
             argv, cwd, env = list(request["argv"]), str(request["cwd"]), dict(request["env"])
         except (ValueError, KeyError, TypeError):
             request = None
-        if request is None or len(fds) != 3:
+        if request is None or len(fds) != 3 or select.select([conn], [], [], 0)[0]:
+            # (readable here means EOF: the command gave up waiting, e.g. while this process was
+            # still importing, and runs the job itself)
             for fd in fds:
                 os.close(fd)
             conn.close()
@@ -245,6 +247,10 @@ def _child(prefork: Prefork, conn: socket.socket, fds: list[int], argv: list[str
                 stream.flush()
             except (OSError, ValueError):
                 pass
+    except BaseException:  # noqa: BLE001 (becoming the command failed: say why where the command shows it)
+        import traceback
+
+        traceback.print_exc()
     finally:
         os._exit(code)
 

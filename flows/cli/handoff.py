@@ -30,7 +30,7 @@ COMMANDS = ("run", "resume")
 ENV_SWITCH = "TBFLOW_PREFORK"  # "0": every command imports Prefect itself
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LOG_NAME = "tbflow-prefork.log"
-REPLY_TIMEOUT_SEC = 10.0
+REPLY_TIMEOUT_SEC = 30.0  # a prefork still importing answers after its imports (seconds; more under load)
 ROOT = Path(__file__).resolve().parents[2]
 
 #: set in the prefork's child: it must not hand the command off again, and it re-reads
