@@ -92,9 +92,14 @@ class Prefork:
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd is written
 
     def serve(self) -> None:
-        while not self._should_stop():
+        """Until idle, ``PREFECT_HOME`` gone or ``stop``; a stop closes the door at once but
+        waits for the running children, whose commands wait for their exit codes."""
+        stopping = False
+        while not self._should_stop(stopping):
             conns = [c for c in self.children.values() if c is not None]
-            watched: list[socket.socket | int] = [self.listener, self.wake_r, *conns]
+            watched: list[socket.socket | int] = [self.wake_r, *conns]
+            if not stopping:
+                watched.append(self.listener)
             ready, _, _ = select.select(watched, [], [], POLL_SEC)
             if self.wake_r in ready:
                 os.read(self.wake_r, 512)
@@ -102,14 +107,16 @@ class Prefork:
             for conn in conns:
                 if conn in ready:  # the command sends nothing after its request: this is EOF
                     self._command_gone(conn)
-            if self.listener in ready:
-                if self._accept():
-                    return
+            if not stopping and self.listener in ready and self._accept():
+                stopping = True
+                self.listener.close()
 
-    def _should_stop(self) -> bool:
+    def _should_stop(self, stopping: bool) -> bool:
         if self.children:
             self.last_active = time.monotonic()
             return False
+        if stopping:
+            return True
         if self.home and not os.path.isdir(self.home):
             return True
         return time.monotonic() - self.last_active > self.idle_sec

@@ -126,3 +126,27 @@ def test_kill_9_of_a_handed_off_command_ends_its_job_and_containers(docker_ready
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads((job_dir / "trials" / "slow.oracle.1" / "trial.json").read_text())
     assert record["validity"]["status"] == "scored", record["validity"]
+
+
+def test_server_stop_lets_a_handed_off_job_finish_with_its_exit_code(docker_ready, tmp_path, warm):
+    home, env, _ = warm
+    ds = tmp_path / "short-ds"
+    make_task(ds, "short", solve="sleep 8\necho ok > /app/done\n", check="[ -f /app/done ]")
+    jobs = tmp_path / "jobs"
+    proc = subprocess.Popen([*TBFLOW, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "s"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: proc.poll() is not None or running_job_containers(docker_ready, jobs / "s"), 240,
+                   "the trial container")
+        assert proc.poll() is None, proc.communicate()
+        [prefork] = preforks(home)
+        stopped = tbflow(env, "server", "stop")
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out + err
+    record = json.loads((jobs / "s" / "trials" / "short.oracle.1" / "trial.json").read_text())
+    assert (record["validity"]["status"], record["validity"]["reward"]) == ("scored", 1.0)
+    wait_until(lambda: not alive(prefork), 60, "the stopped prefork to exit once its child ended")

@@ -94,15 +94,45 @@ def try_handoff(argv: list[str]) -> int | None:
         # for CPU (+1.7 s on the first command of a session here, bench/RESULTS.md)
         atexit.register(_spawn, key, idle)
         return None
+    forward = _Forwarder()
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     try:
         pid = _start(sock, argv)
     except (OSError, ValueError):
         pid = None
     if pid is None:  # it was stopping, or failed: the next command gets a new one
         sock.close()  # the prefork ends a child it may have started
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if forward.pending:  # asked to stop before anything started: stop, as the job would have
+            return 128 + forward.pending[0]
         atexit.register(_spawn, key, idle)
         return None
+    forward.to(pid)
     return _wait(sock, pid)
+
+
+class _Forwarder:
+    """The command's SIGINT/SIGTERM/SIGHUP handler: sent on to the child, or kept until its pid
+    is known (a Ctrl-C during the hand-off is not lost, and prints no traceback)."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.pending: list[int] = []
+
+    def __call__(self, signum: int, frame) -> None:  # noqa: ANN001
+        if self.pid is None:
+            self.pending.append(signum)
+            return
+        try:
+            os.kill(self.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def to(self, pid: int) -> None:
+        self.pid = pid
+        for signum in self.pending:
+            self(signum, None)
 
 
 def _start(sock: socket.socket, argv: list[str]) -> int | None:
@@ -118,14 +148,6 @@ def _start(sock: socket.socket, argv: list[str]) -> int | None:
 
 
 def _wait(sock: socket.socket, pid: int) -> int:
-    def forward(signum: int, frame) -> None:  # noqa: ANN001
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
-
-    for sig in FORWARDED:
-        signal.signal(sig, forward)
     while True:
         message = sock.recv(64)  # a forwarded signal interrupts and resumes it (PEP 475)
         if message.startswith(b"exit "):
