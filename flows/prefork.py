@@ -41,12 +41,13 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
 
+from flows.cli.fast_exit import exit_code, finish
 from flows.cli.handoff import socket_name
+from flows.server_daemon import same_user
 
 MAX_MESSAGE = 1 << 20
 POLL_SEC = 1.0
@@ -65,10 +66,6 @@ def _preload() -> None:
     import flows.prefect_server  # noqa: F401
     import tasks_lib.container.docker_client  # noqa: F401
     import tasks_lib.job.remote_store  # noqa: F401
-
-
-def _peer_uid(conn: socket.socket) -> int:
-    return struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
 
 
 def _exit_code(status: int) -> int:
@@ -125,7 +122,7 @@ class Prefork:
         """Serve one connection; True when it asked this process to stop."""
         conn, _ = self.listener.accept()
         try:
-            if _peer_uid(conn) != os.getuid():
+            if not same_user(conn):
                 conn.close()
                 return False
             conn.settimeout(10)
@@ -237,7 +234,7 @@ def _child(prefork: Prefork, conn: socket.socket, fds: list[int], argv: list[str
             main()
             code = 0
         except SystemExit as exc:
-            code = _system_exit_code(exc)
+            code = exit_code(exc, print_message=True)
         except BaseException:  # noqa: BLE001 (printed as Python would, then the child ends)
             import traceback
 
@@ -246,29 +243,13 @@ def _child(prefork: Prefork, conn: socket.socket, fds: list[int], argv: list[str
         for t in threading.enumerate():  # what Python's own exit would wait for
             if t is not threading.main_thread() and not t.daemon:
                 t.join()
-        import atexit
-
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        finish(code)
     except BaseException:  # noqa: BLE001 (becoming the command failed: say why where the command shows it)
         import traceback
 
         traceback.print_exc()
     finally:
         os._exit(code)
-
-
-def _system_exit_code(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    if isinstance(exc.code, int):
-        return exc.code
-    print(exc.code, file=sys.stderr)
-    return 1
 
 
 def main(argv: list[str]) -> int:

@@ -51,6 +51,12 @@ def daemon_version() -> str:
     return f"tbflow-{__version__}/prefect-{version('prefect')}/{sys.executable}"
 
 
+def same_user(conn: socket.socket) -> bool:
+    """Whether the process at the other end of a unix socket runs as this uid (``SO_PEERCRED``)."""
+    uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
+    return uid == os.getuid()
+
+
 def socket_name(key: str) -> bytes:
     return b"\0tbflow-server-" + key.encode()
 
@@ -80,8 +86,7 @@ class Daemon:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
-            uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
-            if uid != os.getuid():
+            if not same_user(conn):
                 return
             stream = conn.makefile("r", encoding="utf-8", errors="replace")
             first = stream.readline().rstrip("\n")

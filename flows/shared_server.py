@@ -134,20 +134,22 @@ def daemon_env() -> dict[str, str]:
     return env
 
 
-def _spawn(idle: float, server_env: dict[str, str]) -> None:
+def spawn_background(module: str, args: list[str], log_name: str, extra_env: dict[str, str] | None = None) -> None:
+    """Start ``python -m MODULE ARGS`` in a session of its own, outliving this command, with the
+    allowlisted environment (``daemon_env``) and its output appended to ``PREFECT_HOME/LOG_NAME``
+    (started afresh past 10 MiB). The warm server and the prefork (flows/prefork.py) start so."""
     home = prefect_home()
     home.mkdir(parents=True, exist_ok=True)
-    log = home / LOG_NAME
+    log = home / log_name
     if log.is_file() and log.stat().st_size > 10 * 2**20:
         log.unlink()
     root = str(Path(__file__).resolve().parents[1])
     env = daemon_env()
-    env.update(server_env)
+    env.update(extra_env or {})
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log, "ab") as out:
-        subprocess.Popen([sys.executable, "-m", "flows.server_daemon", server_key(), str(idle)],
-                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                         cwd=str(home), start_new_session=True, close_fds=True)
+        subprocess.Popen([sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=subprocess.STDOUT, env=env, cwd=str(home), start_new_session=True, close_fds=True)
 
 
 def attach(idle: float, server_env: dict[str, str]) -> SharedServer:
@@ -169,7 +171,7 @@ def attach(idle: float, server_env: dict[str, str]) -> SharedServer:
         if not spawned or time.monotonic() > deadline:
             if spawned:
                 raise RuntimeError(f"the local Prefect server did not start (see {prefect_home() / LOG_NAME})")
-            _spawn(idle, server_env)
+            spawn_background("flows.server_daemon", [server_key(), str(idle)], LOG_NAME, server_env)
             spawned = True
         time.sleep(0.02)
 

@@ -19,13 +19,26 @@ import threading
 
 def exit_now(exc: SystemExit) -> None:
     """Exit at once with ``exc``'s code, or return (the caller re-raises) when that is not safe."""
-    code = exc.code
-    if code is None:
-        code = 0
-    if not isinstance(code, int):  # a message to print: Python's own exit does that
+    if exc.code is not None and not isinstance(exc.code, int):  # a message to print: Python's own exit does that
         return
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         return
+    finish(exit_code(exc))
+
+
+def exit_code(exc: SystemExit, print_message: bool = False) -> int:
+    """The process exit code Python gives ``exc`` (a message is printed to stderr and gives 1)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    if print_message:
+        print(exc.code, file=sys.stderr)
+    return 1
+
+
+def finish(code: int) -> None:
+    """Run the ``atexit`` handlers, flush stdout and stderr, and leave with ``code`` (no teardown)."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -165,20 +164,12 @@ def _log() -> Path:
 
 
 def _spawn(key: str, idle: float) -> None:
-    """Start the prefork for the next command (this one runs its job itself)."""
-    from flows.shared_server import daemon_env
+    """Start the prefork for the next command (this one runs its job itself); it gets no model
+    API key, as it outlives this command."""
+    from flows.shared_server import spawn_background
 
-    log = _log()
     try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        if log.is_file() and log.stat().st_size > 10 * 2**20:
-            log.unlink()
-        env = daemon_env()  # no model API key in a process that outlives this command
-        env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        with open(log, "ab") as out:
-            subprocess.Popen([sys.executable, "-m", "flows.prefork", key, str(idle)], stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(log.parent),
-                             start_new_session=True, close_fds=True)
+        spawn_background("flows.prefork", [key, str(idle)], LOG_NAME)
     except OSError:  # no prefork: every command imports Prefect itself, as it did before
         pass
 
