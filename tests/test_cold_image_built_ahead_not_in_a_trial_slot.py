@@ -12,6 +12,7 @@ from task_factory import make_task
 pytestmark = pytest.mark.docker
 
 PRESENT_IMAGE = 'docker_image = "tbflow/base:bookworm"\n'
+BUILD_SEC = 10
 
 
 @pytest.fixture(autouse=True)
@@ -19,11 +20,16 @@ def _own_history(tmp_path, monkeypatch):
     monkeypatch.setenv("TBFLOW_HISTORY", str(tmp_path / "trial-history.sqlite"))
 
 
-def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path):
+def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path, monkeypatch):
+    import tasks_lib.trial.images as images
+
+    monkeypatch.setattr(images, "extra_build_options", lambda: {"network_mode": "none"})  # tests run offline
     ds = tmp_path / "ds"
     marker = f"ahead-marker-{tmp_path.name}"
-    # COPY, not RUN: a build that needs no container (and no bridge network) is still a real build
-    make_task(ds, "a-cold", dockerfile=f"FROM tbflow/base:bookworm\nCOPY marker /marker\nLABEL tbflow.test={marker}\n",
+    # The build takes BUILD_SEC whatever the machine's load, so "a ready trial starts while it runs"
+    # does not depend on how fast a trial starts (a COPY-only build lost that race under CI load).
+    make_task(ds, "a-cold", dockerfile=(f"FROM tbflow/base:bookworm\nCOPY marker /marker\n"
+                                        f"RUN sleep {BUILD_SEC}\nLABEL tbflow.test={marker}\n"),
               env_files={"marker": marker},
               solve="touch /tmp/solved\n", check="grep -q ahead-marker /marker && [ -f /tmp/solved ]",
               extra_toml="\n[metadata]\nestimated_duration_sec = 100\n")
