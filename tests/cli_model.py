@@ -29,7 +29,10 @@ def pointed_at_mock(monkeypatch, mock: MockModel, prefix: str = "") -> Iterator[
 
 
 def solvable_task(root: Path, name: str = "make-done", **kw) -> Path:
-    """A task whose verifier gives reward 1 once /app/done.txt says ``solved``; returns the dataset dir."""
+    """A task whose verifier gives reward 1 once /app/done.txt says ``solved``; returns the dataset dir.
+
+    The agent timeout defaults to 240 s: a CLI's own start took up to 52 s on a loaded machine."""
+    kw.setdefault("agent_timeout", 240)
     make_task(root, name, check="[ \"$(cat /app/done.txt)\" = solved ]",
               instruction="Create /app/done.txt containing the word solved.\n", **kw)
     return root

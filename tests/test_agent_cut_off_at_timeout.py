@@ -8,14 +8,15 @@ from task_factory import make_task, record_of
 NO_PYTHON = "FROM tbflow/base:bookworm\nWORKDIR /app\nRUN rm -f /usr/bin/python3* && ! command -v ps\n"
 
 SOLVE = """\
-(sleep 3; echo late > /app/x) &
+(sleep 10; echo late > /app/x) &
 setsid sh -c 'sleep 1000 & echo $! > /app/daemon.pid' < /dev/null > /dev/null 2>&1 &
 sleep 600
 """
 
-# The verifier waits past the background job's 3 s, then reports what it sees.
+# The agent is cut off at 4 s; its background job would write at 10 s, well after the kill even on
+# a loaded machine. The verifier waits past those 10 s, then reports what it sees.
 VERIFY = r"""#!/bin/sh
-sleep 4
+sleep 11
 facts=/logs/verifier/facts.txt
 : > $facts
 [ -e /app/x ] && echo late-write >> $facts
@@ -30,15 +31,15 @@ echo 1 > /logs/verifier/reward.txt
 
 def test_cut_off_agent_is_killed_before_verifier(run_job, tmp_path):
     ds = tmp_path / "ds"
-    make_task(ds, "sleeper", solve=SOLVE, test_sh=VERIFY, dockerfile=NO_PYTHON, agent_timeout=2, verifier_timeout=30)
+    make_task(ds, "sleeper", solve=SOLVE, test_sh=VERIFY, dockerfile=NO_PYTHON, agent_timeout=4, verifier_timeout=60)
     result = run_job(ds)
     rec = record_of(result, "sleeper")
     assert rec.agent.timed_out
     assert rec.agent.exit_code is None or rec.agent.exit_code != 0
-    assert rec.agent.duration_sec < 2 + 10
+    assert rec.agent.duration_sec < 4 + 10
     assert rec.kill.cut_off
     killed = " | ".join(p.command for p in rec.kill.killed)
-    assert "sleep 600" in killed and "sleep 3" in killed, killed
+    assert "sleep 600" in killed and "sleep 10" in killed, killed
     assert not any("sleep 600" in p.command for p in rec.kill.left_running)
     assert any("sleep 1000" in p.command for p in rec.kill.left_running), rec.kill.left_running
     facts = (tmp_path / "jobs" / "job" / "trials" / rec.trial_id / "verifier" / "facts.txt").read_text().split()

@@ -61,7 +61,7 @@ def test_agent_breaking_verifier_files_before_test_sh_is_repaired_and_flagged(ru
 def test_forged_report_on_verifier_channel_scores_zero_and_is_flagged(run_job, tmp_path):
     ds = tmp_path / "ds"
     make_task(ds, "inject", solve=CHANNEL_FORGER,
-              test_sh="#!/bin/bash\nsleep 2\necho 0 > /logs/verifier/reward.txt\n")
+              test_sh="#!/bin/bash\nsleep 6\necho 0 > /logs/verifier/reward.txt\n")  # time for the forger to find it
     rec = record_of(run_job(ds), "inject")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0), rec.validity
     assert any("wrote into tbflow's verifier channel" in m for m in _messages(rec, "broke-container")), rec.flags

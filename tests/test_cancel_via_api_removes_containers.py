@@ -66,16 +66,16 @@ def _state(api: str, run_id: str) -> str:
     return httpx.get(f"{api}/flow_runs/{run_id}").json()["state"]["type"]
 
 
-def _two_slow_trials(tmp_path):
+def _two_slow_trials(tmp_path, agent_sec: int = 20):
     ds = tmp_path / "ds"
-    make_task(ds, "a-slow", solve="sleep 20\n")
-    make_task(ds, "b-slow", solve="sleep 20\n")
+    for name in ("a-slow", "b-slow"):
+        make_task(ds, name, solve=f"sleep {agent_sec}\n", agent_timeout=agent_sec + 60)
     return ds, tmp_path / "jobs"
 
 
 def test_cancel_via_api_removes_containers(served, docker_ready, tmp_path):
     api, _ = served
-    ds, jobs = _two_slow_trials(tmp_path)
+    ds, jobs = _two_slow_trials(tmp_path, agent_sec=600)  # only the cancellation can end them in time
     run_id = _start_run(api, ds, jobs)
     wait_until(lambda: len(_run_containers(docker_ready, run_id)) == 2, 300, "both trial containers")
     httpx.post(f"{api}/flow_runs/{run_id}/set_state",

@@ -59,8 +59,9 @@ def test_streams_are_relayed_as_they_arrive_not_buffered(tmp_path):
                                                  json=api.body("tool", True)) as resp:
             for _ in resp.iter_raw():
                 arrivals.append(time.monotonic() - start)
-        assert arrivals[0] < 0.6, arrivals
-        assert arrivals[-1] > 1.2, arrivals
+        # relayed as they came: spread over the mock's ~1.5 s, not delivered together at the end
+        # (relative to each other, so a slow start on a loaded machine does not matter)
+        assert len(arrivals) >= 2 and arrivals[-1] - arrivals[0] > 1.0, arrivals
         assert r.gateway.usage("t").output_tokens == USAGE["tool"][1]
 
 

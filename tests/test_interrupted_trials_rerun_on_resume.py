@@ -39,7 +39,7 @@ def _in_container(client, path):
 
 STAGES = {
     # stage: (task overrides, condition that says the stage is running)
-    "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 6\n"),
+    "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 20\n"),
               lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
     "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
               lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/agent-1.sid")),

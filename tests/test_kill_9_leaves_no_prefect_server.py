@@ -31,7 +31,7 @@ def test_kill_9_of_tbflow_takes_its_server_and_containers_along(docker_ready, tm
     finally:
         if proc.poll() is None:
             proc.kill()
-    wait_until(lambda: not any(alive(p) for p in servers), 15, "the server to exit after kill -9 of tbflow")
+    wait_until(lambda: not any(alive(p) for p in servers), 60, "the server to exit after kill -9 of tbflow")
     assert job_containers(docker_ready, jobs / "j") == []
     assert not (jobs / "j" / "trials" / "slow.oracle.1" / "trial.json").exists()
 

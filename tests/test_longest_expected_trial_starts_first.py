@@ -50,7 +50,7 @@ def test_history_of_earlier_trials_orders_the_next_job(run_job, tmp_path):
     ds = tmp_path / "ds"
     for name in ("a", "b", "c"):
         _task(ds, name)  # no metadata: every trial expects its agent timeout, so name order
-    _task(ds, "d-slow", solve="sleep 2\n")
+    _task(ds, "d-slow", solve="sleep 10\n")  # longer than any load-made difference in the others' overhead
     first = run_job(ds, job_name="first")
     assert _started_order(first) == ["a.oracle.1", "b.oracle.1", "c.oracle.1", "d-slow.oracle.1"]
     assert {q["source"] for q in _planned(tmp_path / "jobs" / "first")} == {"agent timeout"}

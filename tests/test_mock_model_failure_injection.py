@@ -56,9 +56,12 @@ def test_hang_never_answers_until_stop(tmp_path):
     try:
         thread = threading.Thread(target=call)
         thread.start()
-        thread.join(1.0)
-        assert thread.is_alive()  # still waiting after 1 s: no answer, no close
+        deadline = time.monotonic() + 10
+        while not mock.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert [r["reply"] for r in mock.requests] == ["hang"]
+        thread.join(1.0)
+        assert thread.is_alive()  # still waiting 1 s after the mock got it: no answer, no close
     finally:
         mock.stop()
     thread.join(5)

@@ -16,7 +16,8 @@ PROBE = "echo \"PATH=$PATH\" > /logs/agent/probe.txt; command -v fd rg > /logs/a
 def test_pi_shell_tool_sees_exactly_the_image_path(run_job, tmp_path, monkeypatch):
     ds = tmp_path / "ds"
     make_task(ds, "probe", check="[ -f /app/done.txt ]",
-              dockerfile=f"FROM tbflow/base:bookworm\nENV PATH={IMAGE_PATH}\nWORKDIR /app\n")
+              dockerfile=f"FROM tbflow/base:bookworm\nENV PATH={IMAGE_PATH}\nWORKDIR /app\n",
+              agent_timeout=240)  # pi's own start is slow on a loaded machine
     with pointed_at_mock(monkeypatch, MockModel(PROBE)):
         result = run_job(ds, harnesses=["pi"], model="mock/mock-model")
     rec = record_of(result, "probe", "pi")

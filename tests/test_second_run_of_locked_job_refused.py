@@ -21,10 +21,17 @@ def _cli(*args, timeout=120):
     return subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
+def _let_agent_finish(docker) -> None:
+    (container,) = docker.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"})
+    assert container.exec_run(["touch", "/app/go"]).exit_code == 0
+
+
 @pytest.mark.docker
 def test_second_run_and_resume_refused_while_first_runs(docker_ready, tmp_path):
     ds = tmp_path / "ds"
-    make_task(ds, "slow", solve="sleep 12\necho ok > /app/done\n", check="[ -f /app/done ]")
+    # the agent runs until the test lets it finish: the refusals happen while it runs, however slow they are
+    make_task(ds, "slow", solve="until [ -f /app/go ]; do sleep 0.2; done\necho ok > /app/done\n",
+              check="[ -f /app/done ]", agent_timeout=900)
     jobs = tmp_path / "jobs"
     first = subprocess.Popen([*CLI, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j"], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -51,6 +58,7 @@ def test_second_run_and_resume_refused_while_first_runs(docker_ready, tmp_path):
         rep = _cli("report", str(jobs / "j"), "--no-write")
         assert rep.returncode == 0, rep.stderr
 
+        _let_agent_finish(docker_ready)
         out, _ = first.communicate(timeout=300)
     finally:
         if first.poll() is None:

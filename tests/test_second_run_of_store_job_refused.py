@@ -21,10 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli.main"]
 
 
+def _let_agent_finish(docker) -> None:
+    (container,) = docker.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"})
+    assert container.exec_run(["touch", "/app/go"]).exit_code == 0
+
+
 @pytest.mark.docker
 def test_second_run_refused_while_first_holds_store_job(docker_ready, s3, tmp_path):  # noqa: F811
     ds = tmp_path / "ds"
-    make_task(ds, "slow", solve="sleep 12\necho ok > /app/done\n", check="[ -f /app/done ]")
+    # the agent runs until the test lets it finish: the refusals happen while it runs, however slow they are
+    make_task(ds, "slow", solve="until [ -f /app/go ]; do sleep 0.2; done\necho ok > /app/done\n",
+              check="[ -f /app/done ]", agent_timeout=900)
     url = f"s3://{s3.bucket}/jobs"
     lock_key = f"{s3.bucket}/jobs/j/{LOCK_NAME}"
     args = ["run", str(ds), "--jobs-dir", url, "--job-name", "j"]
@@ -49,6 +56,7 @@ def test_second_run_refused_while_first_holds_store_job(docker_ready, s3, tmp_pa
             assert f"pid {first.pid}" in line and f"host {HOST}" in line, line
             assert docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}), \
                 "the refused run touched the running job's container"
+        _let_agent_finish(docker_ready)
         out, _ = first.communicate(timeout=300)
     finally:
         if first.poll() is None:

@@ -90,7 +90,9 @@ def test_holder_heartbeat_touches_the_lock(tmp_path, monkeypatch):
     with JobLock.acquire(tmp_path / "j"):
         old = time.time() - 100
         os.utime(tmp_path / "j" / LOCK_NAME, (old, old))
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10  # a few beats; polled, so a busy machine cannot fail it
+        while time.time() - os.stat(tmp_path / "j" / LOCK_NAME).st_mtime > 5 and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert time.time() - os.stat(tmp_path / "j" / LOCK_NAME).st_mtime < 5
 
 
@@ -104,7 +106,7 @@ def test_lock_is_reentrant_within_a_process(tmp_path):
     assert not (tmp_path / "j" / LOCK_NAME).exists()
 
 
-def _race(job_dir: str, barrier, results) -> None:
+def _race(job_dir: str, barrier, results, everyone_tried) -> None:
     barrier.wait()
     try:
         lock = JobLock.acquire(Path(job_dir))
@@ -112,7 +114,7 @@ def _race(job_dir: str, barrier, results) -> None:
         results.put("refused")
         return
     results.put("won")
-    time.sleep(1.5)  # hold it while the others look
+    everyone_tried.wait(120)  # hold it until every taker has tried, however late one was scheduled
     lock.release()
 
 
@@ -121,11 +123,15 @@ def test_many_takers_of_a_stale_lock_one_wins(tmp_path, round_):
     _write_holder(tmp_path / "j", pid=_dead_pid())
     ctx = mp.get_context("fork")
     n = 8
-    barrier, results = ctx.Barrier(n), ctx.Queue()
-    procs = [ctx.Process(target=_race, args=(str(tmp_path / "j"), barrier, results)) for _ in range(n)]
+    barrier, results, everyone_tried = ctx.Barrier(n), ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_race, args=(str(tmp_path / "j"), barrier, results, everyone_tried))
+             for _ in range(n)]
     for p in procs:
         p.start()
-    outcomes = [results.get(timeout=60) for _ in procs]
+    try:
+        outcomes = [results.get(timeout=60) for _ in procs]
+    finally:
+        everyone_tried.set()
     for p in procs:
         p.join(60)
     assert sorted(outcomes) == ["refused"] * (n - 1) + ["won"], outcomes
