@@ -3,6 +3,7 @@ that needs it does not take a slot until it is built, the tag is built once for 
 and the build is recorded (log included) in the first trial that used it."""
 
 import json
+import uuid
 from datetime import datetime, timezone
 
 import pytest
@@ -25,7 +26,7 @@ def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path, monkeypatch
 
     monkeypatch.setattr(images, "extra_build_options", lambda: {"network_mode": "none"})  # tests run offline
     ds = tmp_path / "ds"
-    marker = f"ahead-marker-{tmp_path.name}"
+    marker = f"ahead-marker-{uuid.uuid4().hex[:12]}"  # a new build context: never an image of another session
     # The build takes BUILD_SEC whatever the machine's load, so "a ready trial starts while it runs"
     # does not depend on how fast a trial starts (a COPY-only build lost that race under CI load).
     make_task(ds, "a-cold", dockerfile=(f"FROM tbflow/base:bookworm\nCOPY marker /marker\n"
@@ -57,7 +58,7 @@ def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path, monkeypatch
 
 def test_failed_ahead_build_is_invalid_environment_for_each_trial(run_job, tmp_path):
     ds = tmp_path / "ds"
-    marker = f"ahead-fail-{tmp_path.name}"
+    marker = f"ahead-fail-{uuid.uuid4().hex[:12]}"
     make_task(ds, "bad", dockerfile=f"FROM tbflow/base:bookworm\nCOPY {marker} /nowhere\n")  # no such file
     result = run_job(ds, harnesses=["oracle", "nop"], env_retries=1)
     assert len(result.records) == 2
