@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tasks_lib.container.docker_client import LABEL_JOB_DIR
+from tasks_lib.container.docker_client import LABEL_JOB_DIR, LABEL_TRIAL
 
 ROOT = Path(__file__).resolve().parents[1]
 TBFLOW = [sys.executable, "-m", "flows.cli.main"]
@@ -63,6 +63,17 @@ def wait_until(cond, timeout: float, what: str, poll: float = 0.1) -> None:
     while not cond():
         assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
         time.sleep(poll)
+
+
+def trial_containers(client, under: Path, trial_id: str) -> list:
+    """Running containers of trial ``trial_id`` whose job is under ``under`` (a test's tmp_path).
+
+    A trial id like ``slow.oracle.1`` recurs across tests and test sessions: filtering by it alone
+    finds (and then execs in, or kills) another session's container running at the same time.
+    """
+    root = os.path.realpath(under) + os.sep
+    found = client.containers.list(filters={"label": f"{LABEL_TRIAL}={trial_id}"}, ignore_removed=True)
+    return [c for c in found if (c.labels.get(LABEL_JOB_DIR) or "").startswith(root)]
 
 
 def job_containers(client, job_dir: Path) -> list[str]:

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from task_factory import make_task, record_of
-from tasks_lib.container.docker_client import LABEL_TRIAL, get_client
+from tbflow_process import trial_containers
+from tasks_lib.container.docker_client import get_client
 
 
 def _broke(rec):
@@ -65,7 +66,7 @@ def test_container_killed_from_outside_or_image_without_bash_is_invalid_environm
     def kill_from_outside():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            found = get_client().containers.list(filters={"label": f"{LABEL_TRIAL}=killed-outside.oracle.1"})
+            found = trial_containers(get_client(), tmp_path, "killed-outside.oracle.1")
             if found and found[0].exec_run(["test", "-e", "/opt/tbflow/run/agent-1.sid"]).exit_code == 0:
                 found[0].kill()
                 return

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from task_factory import make_task, record_of
+from tbflow_process import trial_containers
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_TRIAL
 
@@ -20,17 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"
 
 
-def _container(client, trial_id):
-    found = client.containers.list(filters={"label": f"{LABEL_TRIAL}={trial_id}"}, ignore_removed=True)
-    return found[0] if found else None
-
-
-def _in_container(client, path):
+def _in_container(client, trial_dir, path):
     """Whether ``path`` exists in the slow trial's container; False while it is being created or
     removed (polling under load can meet either, and that is not the stage we wait for)."""
     from docker.errors import DockerException
 
-    c = _container(client, SLOW)
+    found = trial_containers(client, trial_dir.parents[2], SLOW)  # this test's job, never another session's
+    c = found[0] if found else None
     try:
         return c is not None and c.exec_run(["test", "-e", path]).exit_code == 0
     except DockerException:
@@ -42,9 +39,9 @@ STAGES = {
     "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 20\n"),
               lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
     "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
-              lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/agent-1.sid")),
+              lambda c, trial_dir: _in_container(c, trial_dir, "/opt/tbflow/run/agent-1.sid")),
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: _in_container(c, "/opt/tbflow/run/verifier.sid")),
+                 lambda c, trial_dir: _in_container(c, trial_dir, "/opt/tbflow/run/verifier.sid")),
     # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
     # download is seen from the host side (its first file appears in the trial dir), a stat
     # that a loaded machine cannot make miss the window the way a `docker exec` poll did

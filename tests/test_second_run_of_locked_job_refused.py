@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from task_factory import make_task
+from tbflow_process import trial_containers
 
 from tasks_lib.job.job_lock import HOST, LOCK_NAME
 
@@ -21,8 +22,8 @@ def _cli(*args, timeout=120):
     return subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def _let_agent_finish(docker) -> None:
-    (container,) = docker.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"})
+def _let_agent_finish(docker, tmp_path) -> None:
+    (container,) = trial_containers(docker, tmp_path, "slow.oracle.1")
     assert container.exec_run(["touch", "/app/go"]).exit_code == 0
 
 
@@ -37,7 +38,7 @@ def test_second_run_and_resume_refused_while_first_runs(docker_ready, tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 400  # a fresh PREFECT_HOME migrates first; slow on a loaded machine
-        while not docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}):
+        while not trial_containers(docker_ready, tmp_path, "slow.oracle.1"):
             assert first.poll() is None, first.stdout.read()
             assert time.monotonic() < deadline, "the first run never started its trial"
             time.sleep(0.2)
@@ -52,13 +53,13 @@ def test_second_run_and_resume_refused_while_first_runs(docker_ready, tmp_path):
             assert len(line.splitlines()) == 1 and "Traceback" not in line, line
             assert f"pid {first.pid}" in line and f"host {HOST}" in line and "since" in line, line
             assert took < 60, f"refused only after {took:.0f}s (must not wait for a Prefect server start)"
-            assert docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}), \
+            assert trial_containers(docker_ready, tmp_path, "slow.oracle.1"), \
                 "the refused run touched the running job's container"
 
         rep = _cli("report", str(jobs / "j"), "--no-write")
         assert rep.returncode == 0, rep.stderr
 
-        _let_agent_finish(docker_ready)
+        _let_agent_finish(docker_ready, tmp_path)
         out, _ = first.communicate(timeout=300)
     finally:
         if first.poll() is None:

@@ -14,6 +14,7 @@ import pytest
 
 from s3_store import s3  # noqa: F401 - a fixture
 from task_factory import make_task
+from tbflow_process import trial_containers
 
 from tasks_lib.job.job_lock import HOST, BOOT_ID, LOCK_NAME, LockHolder
 
@@ -21,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli.main"]
 
 
-def _let_agent_finish(docker) -> None:
-    (container,) = docker.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"})
+def _let_agent_finish(docker, tmp_path) -> None:
+    (container,) = trial_containers(docker, tmp_path, "slow.oracle.1")
     assert container.exec_run(["touch", "/app/go"]).exit_code == 0
 
 
@@ -41,7 +42,7 @@ def test_second_run_refused_while_first_holds_store_job(docker_ready, s3, tmp_pa
                              text=True)
     try:
         deadline = time.monotonic() + 400
-        while not docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}):
+        while not trial_containers(docker_ready, tmp_path, "slow.oracle.1"):
             assert first.poll() is None, first.stdout.read()
             assert time.monotonic() < deadline, "the first run never started its trial"
             time.sleep(0.2)
@@ -54,9 +55,9 @@ def test_second_run_refused_while_first_holds_store_job(docker_ready, s3, tmp_pa
             assert len(line.splitlines()) == 1 and "Traceback" not in line, line
             assert line.startswith(f"tbflow: error: {url}/j: job is in use by another tbflow run"), line
             assert f"pid {first.pid}" in line and f"host {HOST}" in line, line
-            assert docker_ready.containers.list(filters={"label": "tbflow.trial=slow.oracle.1"}), \
+            assert trial_containers(docker_ready, tmp_path, "slow.oracle.1"), \
                 "the refused run touched the running job's container"
-        _let_agent_finish(docker_ready)
+        _let_agent_finish(docker_ready, tmp_path)
         out, _ = first.communicate(timeout=300)
     finally:
         if first.poll() is None:
