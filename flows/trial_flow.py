@@ -120,7 +120,8 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
 
 @task(name="kill-process-groups", task_run_name="{spec.trial_id} · kill-process-groups", **_NO_CACHE)
 def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
-    return kill_process_groups(Sandbox.attach(spec.job_id, spec.trial_id), agent.outcome, agent.killed_at_deadline)
+    return kill_process_groups(Sandbox.attach(spec.job_id, spec.trial_id), agent.outcome, agent.killed_at_deadline,
+                               agent.sessions)
 
 
 @task(name="run-verifier", task_run_name="{spec.trial_id} · run-verifier", **_NO_CACHE)
@@ -186,6 +187,10 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         verifier, broke, flags, logs = checked.outcome, checked.broke, checked.flags, checked.logs
         if checked.ran_next_to is not None:
             kill = kill.model_copy(update={"left_running": checked.ran_next_to})
+        stuck = agent.kill_problem or kill.problem
+        if stuck and broke is None:  # the agent kept tbflow from ending its processes: its own result
+            broke = TrialFlag(kind="broke-container", message=f"the agent kept tbflow from killing its processes at the "
+                                                              f"cut-off ({stuck}); they ran on next to the verifier")
     except interrupts.Interrupted:
         raise
     except HarnessSetupError as exc:

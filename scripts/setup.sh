@@ -43,7 +43,8 @@ else
   have dockerd || pkgs+=(docker.io)
 fi
 have debootstrap || pkgs+=(debootstrap)
-have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container model relay
+have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container judge and model relay
+[ -x /bin/bash-static ] || pkgs+=(bash-static)  # the bash tbflow runs tests/test.sh with (README "The judge")
 have npm || pkgs+=(npm)                  # fetches the pinned agent CLIs (model harnesses)
 if [ "${#pkgs[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || die "need root to install ${pkgs[*]}"
@@ -51,7 +52,7 @@ if [ "${#pkgs[@]}" -gt 0 ]; then
   apt-get update -qq </dev/null >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" </dev/null >&2
 else
-  say "packages present (docker, debootstrap, gcc, npm)"
+  say "packages present (docker, debootstrap, gcc, npm, bash-static)"
 fi
 
 # --- 2. docker engine ----------------------------------------------------------

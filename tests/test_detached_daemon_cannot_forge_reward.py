@@ -14,14 +14,15 @@ import pytest
 
 from task_factory import make_task, record_of
 
-# Waits until the verifier's wrapper is done (test.sh ran and exited, its reward was read), then
-# keeps rewriting the verdict's files. It watches the wrapper's own end marker, a cheap `[ -e ]`,
-# rather than the process list: tbflow downloads /logs a few ms after the wrapper ends, and a
-# forger still scanning /proc on a loaded machine would only write after that (nothing to flag).
+# Waits until test.sh wrote its reward and exited (no process runs /tests/test.sh any more), then
+# keeps rewriting the verdict's files for 30 s, so tbflow's download of /logs, a few ms after the
+# judge read the reward, always finds them rewritten, however loaded the machine.
 FORGER = r"""cat > /tmp/forger.sh <<'FORGER_END'
-until [ -e /opt/tbflow/run/verifier.done ]; do sleep 0.01; done
+until [ -s /logs/verifier/reward.txt ]; do sleep 0.01; done
+running() { for c in /proc/[0-9]*/cmdline; do case "$(tr '\0' ' ' < "$c" 2>/dev/null)" in *test.sh*) return 0;; esac; done; return 1; }
+while running; do sleep 0.01; done
 i=0
-while [ $i -lt 300 ]; do
+while [ $i -lt 3000 ]; do
   echo 1 > /logs/.forged && mv -f /logs/.forged /logs/verifier/reward.txt  # a rename: never seen half-written
   mkdir -p /logs/verifier/.tbflow-snapshot
   echo 1 > /logs/verifier/.tbflow-snapshot/reward.txt; echo 0 > /logs/verifier/.tbflow-snapshot/exit-code

@@ -30,10 +30,14 @@ def test_server_started_with_ampersand_still_answers_for_the_verifier(run_job, d
     result = run_job(EXAMPLES, harnesses=["oracle"], include=["status-server"])
     created = list(docker_ready.events(since=since, until=time.time() + 1, decode=True, filters={
         "type": "container", "event": "create", "label": f"tbflow.job={result.job_id}"}))
-    assert len(created) == 1
+    fillers = [e for e in created if e["Actor"]["Attributes"].get("tbflow.role") == "filler"]
+    created = [e for e in created if e not in fillers]
+    assert len(created) == 1 and len(fillers) == 1  # the trial's container and the one owning its judge volumes
     # the cancellation hook finds a run's containers by this label
     assert created[0]["Actor"]["Attributes"].get("tbflow.flow_run")
     rec = record_of(result, "status-server")
     assert rec.validity.reward == 1.0
     assert rec.kill is not None and not rec.kill.cut_off and rec.kill.killed == []
     assert any("http.server" in p.command for p in rec.kill.left_running), rec.kill.left_running
+    # the service the agent left is expected, and shown
+    assert [f.kind for f in rec.flags] == ["agent-processes"], rec.flags

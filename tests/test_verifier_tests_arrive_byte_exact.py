@@ -1,9 +1,9 @@
-"""The task's tests/ reach /tests byte for byte, whichever way they travel.
+"""The task's tests/ reach the read-only /tests byte for byte: small, big or with a symlink.
 
-Small trees go as arguments of the verifier's exec and are written with ``printf '%b'``
-(``inline_files``); big ones, or ones with a symlink, go as an archive. Both ways must give the
-same bytes and modes, with CRLF made LF in scripts only. test.sh checks every file's sha256 and
-mode inside the container and writes reward 1 only when all match.
+They travel as one archive into the /tests volume through the trial's filler container
+(``Sandbox.fill_tests``), with CRLF made LF in scripts only. test.sh checks every file's sha256
+and mode inside the container and writes reward 1 only when all match; it also checks that
+/tests cannot be written from inside, which is what keeps an agent from planting a conftest.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import hashlib
 import os
 
 from task_factory import make_task, record_of
-from tasks_lib.container.inline_files import inline_tree
 
 ALL_BYTES = bytes(range(256)) * 2 + b"\\c %b %% \\0101 \\n\n"
 
@@ -42,6 +41,7 @@ def _write_tests(tests, extra: dict[str, bytes] | None = None, symlink: bool = F
                '[ -d /tests/nested/empty-dir ] || bad="$bad dir"']
     if symlink:
         checks.append('[ -L /tests/link.txt ] || bad="$bad link"')
+    checks.append('if touch /tests/conftest.py 2>/dev/null; then bad="$bad writable"; fi')
     script = "#!/bin/bash\r\nbad=''\r\n" + "\r\n".join(checks) + (
         '\r\necho "bad:$bad" > /logs/verifier/facts.txt\r\n'
         'if [ -z "$bad" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\r\n')
@@ -56,9 +56,6 @@ def test_small_big_and_symlinked_tests_arrive_byte_exact(run_job, tmp_path):
     _write_tests(small / "tests")
     _write_tests(big / "tests", extra={"fixtures/big.bin": os.urandom(200 * 1024)})
     _write_tests(linked / "tests", symlink=True)
-    assert inline_tree(small / "tests", normalise_crlf=True) is not None  # travels inline
-    assert inline_tree(big / "tests", normalise_crlf=True) is None  # too big: archive
-    assert inline_tree(linked / "tests", normalise_crlf=True) is None  # a symlink: archive
 
     result = run_job(ds)
     for name in ("small", "big", "linked"):

@@ -5,9 +5,16 @@ or removal is immediate (a bare ``sleep`` as PID 1 ignores SIGTERM and costs Doc
 timeout per trial) and orphaned processes are reaped. The image's USER, HOME, PATH, ENV and
 WORKDIR are left as they are; ``[environment] env`` and ``workdir`` are applied on top.
 
-Long commands (agent, verifier) run as *detached* execs that tbflow polls: the stage ends when
-the command's main process exits, even if a background job it started still holds an output
-pipe, and the deadline is enforced by tbflow, not by the exec client.
+Long commands (agent, verifier) run as execs that tbflow polls: the stage ends when the
+command's main process exits, even if a background job it started still holds an output pipe,
+and the deadline is enforced by tbflow, not by the exec client.
+
+The judge's ground: each trial container comes with a *filler* container (never started) that
+owns two volumes, mounted read-only in the trial container through ``volumes_from``: the tools
+volume (``judge_tools``: the static judge, launcher and bash) and ``/tests``, which stays empty
+while the agent runs and is filled by tbflow from outside (through the filler) right before the
+verifier. No process in the trial container can write either, so nothing tbflow runs or the
+tests it runs can have been planted or changed by the agent.
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ from docker.errors import APIError, NotFound
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
 from tasks_lib.container.archives import extract_checked, pack
-from tasks_lib.container.container_scripts import AGENT_WRAPPER, PROCESS_TOOL, RUN_DIR
+from docker.types import Mount
+
+from tasks_lib.container import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
+from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
-from tasks_lib.container.exec_capture import ExecCapture
 from tasks_lib.container.log_download import extract_logs
 from tasks_lib.job.records import LogsOutcome, ProcessInfo
 from tasks_lib.job.task_model import Task
@@ -37,6 +46,13 @@ _log = logging.getLogger(__name__)
 
 POLL_START_SEC = 0.02
 POLL_MAX_SEC = 0.25
+TESTS_DIR = "/tests"
+FILLER_SUFFIX = "-fill"
+#: marks the filler container, so removals take trial containers first (its volumes are in use
+#: until the trial container is gone)
+LABEL_ROLE = "tbflow.role"
+#: what the agent's command needs to start: the launcher's report comes within this
+LAUNCH_TIMEOUT_SEC = 60.0
 
 
 def _transient(exc: BaseException) -> bool:
@@ -101,10 +117,16 @@ class Sandbox:
             host["memswap_limit"] = f"{env.memory_mb}m"
         host.update(extra_host_config())
 
+        all_labels = {**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id}
+
         def create() -> str:
+            filler = api.create_container(
+                image, ["true"], name=name + FILLER_SUFFIX, labels={**all_labels, LABEL_ROLE: "filler"},
+                host_config=api.create_host_config(mounts=[Mount(TOOLS_DIR, None, type="volume", no_copy=True),
+                                                           Mount(TESTS_DIR, None, type="volume", no_copy=True)]))["Id"]
+            host["volumes_from"] = [f"{filler}:ro"]
             return api.create_container(
-                image, ["sleep", "infinity"], name=name, working_dir=env.workdir or None,
-                labels={**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id},
+                image, ["sleep", "infinity"], name=name, working_dir=env.workdir or None, labels=all_labels,
                 environment=dict(env.env) or None, host_config=api.create_host_config(**host))["Id"]
 
         try:
@@ -114,7 +136,11 @@ class Sandbox:
                 if exc.status_code != 409:  # a leftover of an earlier try of this trial holds the name
                     raise
                 remove_container(name)
+                remove_container(name + FILLER_SUFFIX)
                 container_id = create()
+            with open(tools_tar(), "rb") as fh:
+                if not api.put_archive(name + FILLER_SUFFIX, "/", fh):
+                    raise ContainerError("run-agent", "the engine refused tbflow's tools volume")
             api.start(container_id)
         except DOCKER_ERRORS as exc:
             raise ContainerError("run-agent", f"container failed to start from {image}: {exc}") from exc
@@ -124,11 +150,14 @@ class Sandbox:
 
     def put(self, data, what: str, stage: str) -> None:
         """Extract a tar (bytes, or a seekable file streamed from disk) at ``/`` in the container."""
+        self.put_into(self.id, data, what, stage)
+
+    def put_into(self, container: str, data, what: str, stage: str) -> None:
 
         def attempt() -> bool:
             if hasattr(data, "seek"):
                 data.seek(0)  # a retried upload must send the file from its start again
-            return get_client().api.put_archive(self.id, "/", data)
+            return get_client().api.put_archive(container, "/", data)
 
         try:
             ok = _retry_transient(attempt)()
@@ -180,47 +209,56 @@ class Sandbox:
 
     # -- commands ----------------------------------------------------------------------------
 
-    def run(self, argv: list[str], stage: str, user: str = "root", timeout: float = 60) -> tuple[int, str]:
-        """A short attached command (tbflow's own tools); returns (exit code, stdout+stderr)."""
-        api = get_client().api
-        try:
-            # in "/": the agent may have removed the image's WORKDIR, which would fail the exec
-            exec_id = api.exec_create(self.id, argv, user=user, stdout=True, stderr=True, workdir="/")["Id"]
-            out = api.exec_start(exec_id)
-            code = api.exec_inspect(exec_id).get("ExitCode")
-        except DOCKER_ERRORS as exc:
-            raise ContainerError(stage, f"{argv[0]} failed in the container: {exc}") from exc
-        return (code if code is not None else -1), out.decode("utf-8", errors="replace")
+    def run_tool(self, argv: list[str], stage: str, *, user: str = "root", timeout: float = 30) -> tuple[int | None, str]:
+        """A short command of tbflow's own (absolute path, no shell) under a host-side deadline:
+        (Docker's exit code, or None at the deadline; stdout+stderr)."""
+        exec_id, reader = judge_exec.start(self.id, argv, stage, user=user)
+        reader.join(timeout)
+        code = None if reader.is_alive() else judge_exec.exit_code(exec_id, time.monotonic() + judge_exec.EXIT_GRACE_SEC)
+        reader.close()
+        return code, (bytes(reader.out) + bytes(reader.err)).decode("utf-8", errors="backslashreplace")
 
-    def start_detached(self, script: str, args: list[str], stage: str, *, user: str | None = None,
-                       env: dict[str, str] | None = None, workdir: str | None = None) -> str:
-        api = get_client().api
-        try:
-            exec_id = api.exec_create(self.id, ["/bin/sh", "-c", script, "tbflow", *args], user=user or "",
-                                      environment=env or None, workdir=workdir, stdin=False,
-                                      stdout=False, stderr=False)["Id"]
-            api.exec_start(exec_id, detach=True)
-        except DOCKER_ERRORS as exc:
-            raise ContainerError(stage, f"could not start the command: {exc}") from exc
-        return exec_id
+    def judge(self, args: list[str], stage: str, deadline_sec: float,
+              env: dict[str, str] | None = None) -> judge_exec.ToolRun:
+        """Run ``tbflow-judge ARGS`` (judge/judge.h); its report arrives on the exec's own stream."""
+        return judge_exec.run_judge(self.id, args, stage, deadline_sec, env=env)
 
-    def start_captured(self, script: str, args: list[str], stage: str, *, user: str = "",
-                       env: dict[str, str] | None = None) -> ExecCapture:
-        """Like ``start_detached``, but tbflow reads the command's stdout on the host."""
-        return ExecCapture.start(self.id, ["/bin/sh", "-c", script, "tbflow", *args], stage, user=user, env=env)
+    def launch(self, argv: list[str], stdout_path: str, stderr_path: str | None, stage: str, *,
+               user: str | None, env: dict[str, str] | None = None, workdir: str | None = None) -> tuple[str, int]:
+        """Start ``argv`` through ``tbflow-launch`` (stdin an empty pipe, output to the given files)
+        in a session of its own; return (exec id, session id). The session id comes on the exec's
+        own stream, never through a file the agent could write."""
+        exec_id, reader = judge_exec.start(self.id, [LAUNCH, "launch", stdout_path, stderr_path or "", "--", *argv],
+                                           stage, user=user or "", env=env, workdir=workdir or "")
+        channel = judge_exec.read_launch(reader, LAUNCH_TIMEOUT_SEC)
+        sid = channel.first("launch")
+        if sid is None or not sid.isdigit():
+            why = b"; ".join(channel.all("fail")).decode("utf-8", "backslashreplace") or channel.problem
+            raise ContainerError(stage, f"tbflow-launch did not start {argv[0]}: {why}")
+        return exec_id, int(sid)
 
     def working_dir(self, stage: str) -> str:
         """The container's working directory (the task's ``workdir`` or the image's WORKDIR)."""
+        return self._config(stage).get("WorkingDir") or ""
+
+    def image_env(self, stage: str) -> dict[str, str]:
+        """The container's environment as configured (image ENV plus ``[environment] env``)."""
+        pairs = (e.partition("=") for e in self._config(stage).get("Env") or [])
+        return {k: v for k, _, v in pairs}
+
+    def _config(self, stage: str) -> dict:
         try:
-            return get_client().api.inspect_container(self.id)["Config"].get("WorkingDir") or ""
+            return get_client().api.inspect_container(self.id)["Config"]
         except DOCKER_ERRORS as exc:
             raise ContainerError(stage, f"could not inspect the container: {exc}") from exc
 
     def wait(self, exec_id: str, timeout: float, stage: str, on_deadline) -> ExecResult:
-        """Poll a detached exec until its main process exits or ``timeout`` passes.
+        """Poll an exec until its main process exits or ``timeout`` passes.
 
         At the deadline ``on_deadline()`` must stop the command's processes; we then wait for
-        the exec to report its exit. Raises ``Interrupted`` when the job is being stopped.
+        the exec to report its exit. An exec counts as ended only with an exit code (right after
+        its start Docker may show it as not running yet). Raises ``Interrupted`` when the job is
+        being stopped.
         """
         api = get_client().api
         start = time.monotonic()
@@ -232,7 +270,7 @@ class Sandbox:
                 info = _retry_transient(api.exec_inspect)(exec_id)
             except DOCKER_ERRORS as exc:
                 raise ContainerError(stage, f"lost track of the command: {exc}") from exc
-            if not info.get("Running"):
+            if not info.get("Running") and info.get("ExitCode") is not None:
                 return ExecResult(info.get("ExitCode"), timed_out, time.monotonic() - start)
             interrupts.check()
             now = time.monotonic()
@@ -245,34 +283,39 @@ class Sandbox:
             time.sleep(min(delay, max(0.0, deadline - now)))
             delay = min(delay * 1.5, POLL_MAX_SEC)
 
-    def run_agent_command(self, argv: list[str], sid_file: str, stdout_path: str, stderr_path: str | None,
-                          stage: str, *, user: str | None, env: dict[str, str], workdir: str | None) -> str:
-        return self.start_detached(AGENT_WRAPPER, [sid_file, stdout_path, stderr_path or "", *argv], stage,
-                                   user=user, env=env, workdir=workdir)
+    def processes(self, stage: str, kill_sids: list[int] | None = None,
+                  deadline_sec: float = 60) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
+        """(killed, left running). With ``kill_sids`` those sessions and their descendants are killed.
 
-    def processes(self, stage: str, kill_sid_globs: list[str] | None = None) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
-        """(killed, left running). With ``kill_sid_globs`` the sessions named there are killed."""
-        mode = "kill" if kill_sid_globs else "list"
-        code, out = self.run(["/bin/sh", "-c", PROCESS_TOOL, "tbflow-procs", mode, *(kill_sid_globs or [])], stage)
-        if code != 0:
-            raise ContainerError(stage, f"process tool exited {code}: {out.strip()[-500:]}")
-        return parse_process_lines(out)
+        Raises ``ContainerError`` when the judge gives no whole report (the caller decides whose
+        doing that was)."""
+        run = self.judge(["kill", *map(str, kill_sids)] if kill_sids else ["procs"], stage, deadline_sec)
+        if not run.complete:
+            why = run.channel.problem or ("no report within the deadline" if run.timed_out else f"exit {run.exit_code}")
+            raise ContainerError(stage, f"tbflow's process tool gave no whole report: {why}")
+        return parse_processes(run.channel.all("killed")), parse_processes(run.channel.all("left"))
+
+    def fill_tests(self, tests_dir: Path, stage: str) -> None:
+        """Put the task's tests into the read-only ``/tests`` (through the filler: the trial
+        container itself cannot write there, which is the point)."""
+        self.put_into(self.name + FILLER_SUFFIX, pack([(tests_dir, TESTS_DIR)], normalise_crlf=True), "the tests", stage)
 
     def remove(self) -> None:
         remove_container(self.id)
+        remove_container(self.name + FILLER_SUFFIX)
 
 
-def parse_process_lines(out: str) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
-    """(killed, left running) from the process tool's ``killed|left PID SID CMD`` lines."""
-    killed: list[ProcessInfo] = []
-    left: list[ProcessInfo] = []
-    for line in out.splitlines():
-        parts = line.split(" ", 3)
-        if len(parts) < 3 or parts[0] not in ("killed", "left") or not (parts[1].isdigit() and parts[2].isdigit()):
+def parse_processes(records: list[bytes]) -> list[ProcessInfo]:
+    """Process records ``PID SID PPID STATE COMMAND`` (judge/procs.c); the command as text, its
+    odd bytes escaped, so a record can always be written."""
+    out: list[ProcessInfo] = []
+    for rec in records:
+        parts = rec.split(b" ", 4)
+        if len(parts) < 4 or not (parts[0].isdigit() and parts[1].isdigit()):
             continue
-        info = ProcessInfo(pid=int(parts[1]), sid=int(parts[2]), command=(parts[3] if len(parts) > 3 else "").strip())
-        (killed if parts[0] == "killed" else left).append(info)
-    return killed, left
+        command = parts[4].decode("utf-8", errors="backslashreplace") if len(parts) > 4 else ""
+        out.append(ProcessInfo(pid=int(parts[0]), sid=int(parts[1]), command=command.strip()))
+    return out
 
 
 def remove_container(name_or_id: str) -> None:
@@ -291,6 +334,7 @@ def remove_trial_container(job_id: str, trial_id: str) -> None:
     """Remove a trial's container if it exists; a failure is left to the job-level cleanup."""
     try:
         remove_container(container_name(job_id, trial_id))
+        remove_container(container_name(job_id, trial_id) + FILLER_SUFFIX)
     except ContainerError:
         pass
 
@@ -310,7 +354,8 @@ def remove_listed(containers: list[dict]) -> int:
     leftover keeps its labels, so the next command that touches the job removes it.
     """
     n = 0
-    for c in containers:
+    # trial containers first: a filler's volumes are in use until its trial container is gone
+    for c in sorted(containers, key=lambda c: (c.get("Labels") or {}).get(LABEL_ROLE) == "filler"):
         try:
             remove_container(c["Id"])
             n += 1
@@ -321,5 +366,4 @@ def remove_listed(containers: list[dict]) -> int:
 
 def run_dir_layout() -> list[tuple[str, int]]:
     """Directories every trial container gets before the agent starts."""
-    return [("/logs", 0o755), ("/logs/agent", 0o777), ("/logs/verifier", 0o777),
-            ("/opt/tbflow", 0o755), (RUN_DIR, 0o1777)]
+    return [("/logs", 0o755), ("/logs/agent", 0o777), ("/logs/verifier", 0o777), ("/opt/tbflow", 0o755)]

@@ -18,7 +18,6 @@ import threading
 from pathlib import Path
 
 from tasks_lib.trial.harness_api import ModelAccess
-from tasks_lib.container.container_scripts import RUN_DIR
 from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.gateway.gateway_usage import GatewayUsage
@@ -28,11 +27,12 @@ from tasks_lib.container.sandbox import Sandbox
 
 #: an uncommon port, so a task's own service (8000, 8080, 5000, ...) does not collide with it
 RELAY_PORT = 41731
-RELAY_PID_FILE = f"{RUN_DIR}/relay.pid"
+RELAY_LOG = f"{RELAY_CONTAINER_DIR}/relay.log"
 SOCKET_NAME = "gw.sock"
-_STARTER = 'echo $$ > "$1"; shift; exec "$@"'
 
 _gateways: dict[str, ModelGateway] = {}
+#: container id → the relay's session id (from the launcher's report)
+_relay_sessions: dict[str, int] = {}
 _lock = threading.Lock()
 
 
@@ -91,9 +91,10 @@ def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str) -> Model
     relay = ensure_relay_binary()
     sandbox.upload_dirs([(relay.parent, RELAY_CONTAINER_DIR)], "run-agent")
     relay_bin = f"{RELAY_CONTAINER_DIR}/{RELAY_NAME}"
-    sandbox.start_detached(_STARTER, [RELAY_PID_FILE, relay_bin, str(RELAY_PORT), f"{GATEWAY_CONTAINER_DIR}/{SOCKET_NAME}"],
-                           "run-agent", user="root")
-    code, out = sandbox.run([relay_bin, "--wait", str(RELAY_PORT), "5"], "run-agent")
+    _, sid = sandbox.launch([relay_bin, str(RELAY_PORT), f"{GATEWAY_CONTAINER_DIR}/{SOCKET_NAME}"], RELAY_LOG, None,
+                            "run-agent", user="root")
+    _relay_sessions[sandbox.id] = sid
+    code, out = sandbox.run_tool([relay_bin, "--wait", str(RELAY_PORT), "5"], "run-agent")
     if code != 0:
         raise ContainerError("run-agent", f"model relay did not start on 127.0.0.1:{RELAY_PORT}: {out.strip()[-300:]}")
     provider, _, name = model.partition("/")
@@ -104,10 +105,12 @@ def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str) -> Model
 def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
     """Stop the relay and revoke the token; return what the gateway counted for the trial."""
     usage = job_gateway(job_id).unregister_trial(trial_id)
-    # The relay runs in a session of its own (its pid file holds that session id); killing the
-    # session also ends the per-connection children still holding a hung request.
+    # The relay runs in a session of its own (the launcher reported its id); killing the session
+    # also ends the per-connection children still holding a hung request.
+    sid = _relay_sessions.pop(sandbox.id, None)
     try:
-        sandbox.processes("run-agent", [RELAY_PID_FILE])
+        if sid is not None:
+            sandbox.processes("run-agent", [sid])
     except ContainerError:
         pass  # the container stopped (the agent may stop its own): the relay ended with it
     return usage

@@ -87,6 +87,9 @@ class KillOutcome(BaseModel):
     cut_off: bool
     killed: list[ProcessInfo] = Field(default_factory=list)
     left_running: list[ProcessInfo] = Field(default_factory=list)
+    #: the kill could not be finished (tbflow's judge was stopped or killed in the container, or
+    #: could not start there): the agent's doing, recorded, and the verifier still runs
+    problem: str | None = None
 
 
 class VerifierOutcome(BaseModel):
@@ -179,10 +182,15 @@ class TrialFlag(BaseModel):
 
     ``tampering``: reward files or the verifier's directory were changed outside ``test.sh`` (the
     reward ``test.sh`` wrote still stands). ``broke-container``: the agent broke what the verifier
-    needs (stopped the container, removed an interpreter, filled a disk); the trial is scored 0.
+    needs (stopped the container, removed an interpreter, filled a disk, stopped or killed tbflow's
+    judge); the trial is scored 0. ``toolchain-changed``: the agent changed files test.sh's own
+    toolchain may use (a ``python3`` or ``pytest`` planted first in PATH, a changed library), which
+    tbflow cannot protect: detected (``docker diff``), shown, the reward stands.
+    ``agent-processes``: processes the agent left ran next to test.sh (services a task asks for
+    are expected to; a reader should know).
     """
 
-    kind: Literal["tampering", "broke-container"]
+    kind: Literal["tampering", "broke-container", "toolchain-changed", "agent-processes"]
     message: str
     #: a file in the trial dir that shows it
     evidence: str | None = None

@@ -1,7 +1,8 @@
 """run-agent: start the trial container, upload the harness, run the agent under its deadline.
 
-The agent runs as a detached exec in its own session (see ``container_scripts``). At the
-deadline its sessions and their descendants are killed *inside the container* — killing a local
+The agent runs as an exec in its own session, started by tbflow's static launcher
+(``Sandbox.launch``), which reports the session id on the exec's own stream. At the deadline that
+session and its descendants are killed *inside the container* by the judge — killing a local
 ``docker exec`` client would leave them running — and the outcome is recorded as a timeout, which
 is data for ``classify``, not an exception. A model harness gets its link to the model opened
 just before it starts and closed as soon as it ends (``model_link``).
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from tasks_lib.trial.harness_api import Harness, PreparedHarness
 from tasks_lib.container.archives import bundle_tar
-from tasks_lib.container.container_scripts import AGENT_SID_GLOB, RUN_DIR
+from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.gateway.model_gateway import TOKEN_PREFIX
 from tasks_lib.gateway.model_link import close_link, open_link
@@ -35,6 +36,10 @@ _TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]+")
 class AgentStageResult(BaseModel):
     outcome: AgentOutcome
     killed_at_deadline: list[ProcessInfo] = Field(default_factory=list)
+    #: the sessions the agent's commands were started in (the launcher's reports)
+    sessions: list[int] = Field(default_factory=list)
+    #: what went wrong with tbflow's own tools at the deadline (the agent's doing: it is root in there)
+    kill_problem: str | None = None
 
 
 def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, prepared: PreparedHarness,
@@ -47,17 +52,22 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
     access = open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "") if harness.kind == "model" else None
     gateway: GatewayUsage | None = None
     killed: list[ProcessInfo] = []
+    sessions: list[int] = []
+    problems: list[str] = []
     try:
         command = harness.command(task, prepared, access)
         stdout_path = f"/logs/agent/{command.stdout_name}"
         stderr_path = f"/logs/agent/{command.stderr_name}" if command.stderr_name else None
 
         def stop_agent() -> None:
-            k, _ = sandbox.processes(STAGE, [AGENT_SID_GLOB])
-            killed.extend(k)
+            try:
+                k, _ = sandbox.processes(STAGE, sessions)
+                killed.extend(k)
+            except ContainerError as exc:
+                problems.append(exc.message)
 
-        exec_id = sandbox.run_agent_command(command.argv, f"{RUN_DIR}/agent-1.sid", stdout_path, stderr_path, STAGE,
-                                            user=command.user, env=command.env, workdir=None)
+        exec_id, sid = sandbox.launch(command.argv, stdout_path, stderr_path, STAGE, user=command.user, env=command.env)
+        sessions.append(sid)
         result = sandbox.wait(exec_id, timeout_sec, STAGE, on_deadline=stop_agent)
     finally:
         if access is not None:
@@ -71,7 +81,8 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
         stderr_log=f"agent/{command.stderr_name}" if command.stderr_name else None,
         gateway_usage=gateway,
     )
-    return AgentStageResult(outcome=outcome, killed_at_deadline=killed)
+    return AgentStageResult(outcome=outcome, killed_at_deadline=killed, sessions=sessions,
+                            kill_problem="; ".join(problems) or None)
 
 
 def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) -> AgentOutcome:

@@ -13,7 +13,7 @@ environment failure. The evidence (README "Validity against adversarial agents")
 * **test.sh could not run or wrote no reward**, and ``docker diff`` shows the container deleted
   files under the system's bin/lib dirs (``rm /usr/bin/bash``, ``python3``) → the agent's. ``bash``
   missing although nothing was deleted → the image lacks it: environment (not retried).
-* **a full disk** when test.sh wrote no reward (``df`` from the wrapper): a file system private to
+* **a full disk** when test.sh wrote no reward (``statfs`` by tbflow's judge: the kernel's numbers): a file system private to
   the container (tmpfs) → the agent's; the host's disk (overlay) → the agent's only when the
   container's own writable layer holds at least half of it, else environment.
 """
@@ -30,14 +30,12 @@ from docker.errors import NotFound
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.errors import ContainerError, EnvironmentFailure
 from tasks_lib.job.records import TrialFlag
-from tasks_lib.trial.verifier_witness import Witness
+from tasks_lib.trial.judge_report import JudgeReport
+from tasks_lib.trial.toolchain_diff import SYSTEM_DIRS, ContainerDiff
 
 STATE_EVIDENCE = "container-state.txt"
 BROKEN_EVIDENCE = "verifier/broken-container.txt"
-SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/lib/", "/lib64/",
-               "/usr/lib/", "/usr/lib64/", "/usr/local/lib/")
 OUTSIDE_ACTIONS = ("kill", "stop", "pause", "restart")
-DIFF_DELETED = 2
 
 
 class MissingInterpreter(EnvironmentFailure):
@@ -98,47 +96,34 @@ def _events_since_start(container_id: str, started_at: str) -> list[dict]:
         return []
 
 
-def verifier_breakage(container: str, w: Witness, trial_dir: Path) -> TrialFlag | None:
+def verifier_breakage(container: str, r: JudgeReport, diff: ContainerDiff, trial_dir: Path) -> TrialFlag | None:
     """When test.sh gave no reward: a flag if the agent broke what it needs, None if nothing points
     at the agent. Raises an ``EnvironmentFailure`` when the evidence points at the environment."""
-    removed = _removed_system_files(container)
-    if "bash" in w.missing and not any(p.rsplit("/", 1)[-1] == "bash" for p in removed):
+    removed = diff.deleted_under(SYSTEM_DIRS)
+    if r.no_bash and not any(p.rsplit("/", 1)[-1] == "bash" for p in removed):
         raise MissingInterpreter("run-verifier", "the image has no bash, which is needed to run tests/test.sh")
     if removed:
         shown = ", ".join(removed[:8]) + (f" and {len(removed) - 8} more" if len(removed) > 8 else "")
         _write(trial_dir, ["docker diff: files the container deleted under the system's bin/lib dirs:", *removed])
-        how = "test.sh could not run" if w.missing else "test.sh wrote no reward"
+        how = "test.sh could not run" if r.no_bash else "test.sh wrote no reward"
         return TrialFlag(kind="broke-container", evidence=BROKEN_EVIDENCE,
                          message=f"the agent deleted {shown}; {how}")
-    full = [ln for ln in w.df if _is_full(ln)]
+    full = [d for d in r.disks if d.full]
     if not full:
         return None
-    fields = full[0].split()
-    mount, fstype, total_kb = fields[-1], fields[1], int(fields[2])
-    _write(trial_dir, ["df -PT as the verifier wrapper saw it after test.sh:", *w.df])
-    if fstype != "overlay":
+    disk = full[0]
+    _write(trial_dir, ["file systems as the kernel reported them to tbflow's judge after test.sh (statfs):",
+                       *(f"{d.path}: {d.fstype}, {d.total_kb} KiB, {d.avail_kb} KiB free" for d in r.disks)])
+    if disk.fstype != "overlay":
         return TrialFlag(kind="broke-container", evidence=BROKEN_EVIDENCE,
-                         message=f"the agent filled {mount} ({fstype}); test.sh wrote no reward")
+                         message=f"the agent filled {disk.path} ({disk.fstype}); test.sh wrote no reward")
     written = _writable_layer_bytes(container)
-    if written is not None and written >= total_kb * 1024 // 2:
+    if written is not None and written >= disk.total_kb * 1024 // 2:
         return TrialFlag(kind="broke-container", evidence=BROKEN_EVIDENCE,
                          message=f"the agent filled the disk ({written // 2**20} MB written in its container); "
                                  "test.sh wrote no reward")
-    raise ContainerError("run-verifier", f"the host's disk is full ({mount}) and the container wrote only "
+    raise ContainerError("run-verifier", f"the host's disk is full ({disk.path}) and the container wrote only "
                          f"{(written or 0) // 2**20} MB of it; test.sh wrote no reward", BROKEN_EVIDENCE)
-
-
-def _is_full(df_line: str) -> bool:
-    f = df_line.split()
-    return len(f) >= 7 and f[2].isdigit() and (f[4] == "0" or f[5] == "100%")
-
-
-def _removed_system_files(container: str) -> list[str]:
-    try:
-        changes = get_client().api.diff(container) or []
-    except DOCKER_ERRORS:
-        return []
-    return sorted(c["Path"] for c in changes if c.get("Kind") == DIFF_DELETED and c["Path"].startswith(SYSTEM_DIRS))
 
 
 def _writable_layer_bytes(container: str) -> int | None:

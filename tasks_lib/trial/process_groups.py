@@ -15,17 +15,23 @@ starts; when nothing is killed this stage therefore needs no exec of its own (~7
 
 from __future__ import annotations
 
-from tasks_lib.container.container_scripts import AGENT_SID_GLOB
+from tasks_lib.errors import ContainerError
 from tasks_lib.job.records import AgentOutcome, KillOutcome, ProcessInfo
 from tasks_lib.container.sandbox import Sandbox
 
 STAGE = "kill-process-groups"
 
 
-def kill_process_groups(sandbox: Sandbox, agent: AgentOutcome, killed_at_deadline: list[ProcessInfo]) -> KillOutcome:
+def kill_process_groups(sandbox: Sandbox, agent: AgentOutcome, killed_at_deadline: list[ProcessInfo],
+                        sessions: list[int]) -> KillOutcome:
+    """A judge that cannot finish the kill (stopped, killed, the container's pids limit reached)
+    is the agent's doing — it is root in there and tbflow's tool comes from a read-only volume —
+    so the trial goes on to its verifier with the problem recorded, never as invalid."""
     cut_off = agent.timed_out
     if cut_off:
-        killed, left = sandbox.processes(STAGE, [AGENT_SID_GLOB])
-        killed = killed_at_deadline + killed
-        return KillOutcome(cut_off=True, killed=killed, left_running=left)
+        try:
+            killed, left = sandbox.processes(STAGE, sessions)
+        except ContainerError as exc:
+            return KillOutcome(cut_off=True, killed=killed_at_deadline, problem=exc.message)
+        return KillOutcome(cut_off=True, killed=killed_at_deadline + killed, left_running=left)
     return KillOutcome(cut_off=False)

@@ -1,16 +1,15 @@
 """Tampering: what changed the verifier's files outside ``test.sh``, kept as evidence.
 
-The reward comes from the verifier wrapper's own report (``verifier_witness``), so tampering can
-no longer change it; it is flagged instead, with the evidence in ``verifier/tampering.txt``:
+The reward comes from the judge's own report (``judge_report``), so tampering cannot change it;
+it is flagged instead, with the evidence in ``verifier/tampering.txt``:
 
-* a reward file that was already there before the verifier started (the agent wrote it; the
-  wrapper removed it before ``test.sh``),
-* ``/logs`` or ``/logs/verifier`` (or the task's workdir) removed or replaced (the wrapper
-  recreated it as root),
-* a reward file or ``test-stdout.txt`` that differs, at download time, from what the wrapper saw
+* a ``reward.*`` entry (of any type) that was already there before the verifier started (the
+  agent made it; the judge removed it before ``test.sh``),
+* what the judge found broken and repaired as root (``/logs``, ``/logs/verifier``, the task's
+  workdir, ``/tmp``, ``/dev/null`` and the other standard devices),
+* a reward file or ``test-stdout.txt`` that differs, at download time, from what the judge saw
   when ``test.sh`` exited, or a verifier directory that disappeared in between (the changed copy is
-  kept under ``verifier/changed-after-test-sh/``),
-* lines on the wrapper's channel that it did not write.
+  kept under ``verifier/changed-after-test-sh/``).
 
 After the check, ``verifier/reward.*`` in the trial dir hold the bytes ``test.sh`` wrote.
 """
@@ -21,7 +20,7 @@ import os
 from pathlib import Path
 
 from tasks_lib.job.records import TrialFlag
-from tasks_lib.trial.verifier_witness import REWARD_FILES, Witness
+from tasks_lib.trial.judge_report import REWARD_FILES, JudgeReport
 
 EVIDENCE = "verifier/tampering.txt"
 CHANGED_DIR = "changed-after-test-sh"
@@ -35,49 +34,49 @@ def _show(data: bytes | None) -> str:
     return repr(data[:SHOW_BYTES]) + more
 
 
-def check_tampering(w: Witness, trial_dir: Path, verifier_downloaded: bool) -> list[TrialFlag]:
-    """Compare the downloaded verifier dir with the wrapper's report; restore test.sh's reward files."""
+def check_tampering(w: JudgeReport, trial_dir: Path, verifier_downloaded: bool, complete: bool) -> list[TrialFlag]:
+    """Compare the downloaded verifier dir with the judge's report; restore test.sh's reward files."""
     vdir = trial_dir / "verifier"
     found: list[tuple[str, list[str]]] = []  # (message, evidence lines)
     for name, f in sorted(w.prewritten.items()):
         found.append((f"{name} was written before the verifier started (removed before test.sh ran)",
                       [f"{name} found before test.sh: {_show(f.data)}"]))
+    for name, kind in sorted(w.pre_types.items()):
+        found.append((f"a {kind} named {name} was there before the verifier started (removed before test.sh ran)",
+                      [f"{name}: {kind}"]))
     for note in w.notes:
         found.append((note, [note]))
-    if w.started and not verifier_downloaded:
+    if complete and not verifier_downloaded:
         found.append(("/logs/verifier was removed after test.sh exited",
                       ["the download of /logs after test.sh held no verifier directory"]))
-    elif w.done:
+    elif complete:
         found += _changed_after_exit(w, vdir)
-    if w.stray:
-        found.append(("lines tbflow's verifier wrapper never writes appeared on its output channel",
-                      ["stray lines:", *w.stray[:20]]))
-    if w.conflicts:
-        found.append(("a second copy of the verifier wrapper's report appeared on its output channel",
-                      ["repeated lines:", *w.conflicts[:20]]))
     if not found:
         return []
     vdir.mkdir(parents=True, exist_ok=True)
     text = ["What changed the verifier's files outside test.sh (the reward is test.sh's own; see README,",
-            '"Validity against adversarial agents").', ""]
+            '"The judge").', ""]
     for message, lines in found:
         text += [f"- {message}", *(f"    {ln}" for ln in lines)]
     (trial_dir / EVIDENCE).write_text("\n".join(text) + "\n", encoding="utf-8")
     return [TrialFlag(kind="tampering", message=m, evidence=EVIDENCE) for m, _ in found]
 
 
-def _changed_after_exit(w: Witness, vdir: Path) -> list[tuple[str, list[str]]]:
+def _changed_after_exit(w: JudgeReport, vdir: Path) -> list[tuple[str, list[str]]]:
     found = []
     for name in REWARD_FILES:
         at_exit = w.files.get(name)
         path = vdir / name
+        if path.is_dir() and not path.is_symlink():  # the download turned a replaced file into a dir
+            (vdir / CHANGED_DIR).mkdir(exist_ok=True)
+            os.replace(path, vdir / CHANGED_DIR / name)
         now = path.read_bytes() if path.is_file() else None
         expected = at_exit.data if at_exit else None
         same = (now is None and at_exit is None) or (
             now is not None and at_exit is not None and len(now) == at_exit.size and now[:len(at_exit.data)] == expected)
         if not same:
             found.append((f"{name} changed after test.sh exited",
-                          [f"at test.sh's exit (tbflow's wrapper): {_show(expected)}",
+                          [f"at test.sh's exit (tbflow's judge): {_show(expected)}",
                            f"downloaded afterwards: {_show(now)}"]))
             if now is not None:
                 (vdir / CHANGED_DIR).mkdir(exist_ok=True)

@@ -1,0 +1,157 @@
+"""Execs of tbflow's own tools in a trial container, each under a host-side deadline.
+
+Every exec tbflow runs in a container goes through here: its output is read on a helper thread
+with a bounded buffer that keeps *draining* past the cap (a stream nobody reads makes the engine
+stop finishing that container's execs), the read ends at EOF or at the deadline (the socket is
+then shut down by us), and the exit code is the one Docker reports for the exec, polled until
+the exec says it has run and ended (``Running`` false *and* an ``ExitCode``: right after the start
+``exec_inspect`` can show an exec that has not started yet as not running). No call here waits
+on anything the agent can block for longer than its deadline.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass
+
+from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
+from tasks_lib.container.judge_channel import Channel, parse_channel
+from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
+from tasks_lib.errors import ContainerError
+from tasks_lib.trial import interrupts
+
+#: more than any report (a process listing is capped at 2000 × ~1 KiB, reward files at 64 KiB)
+MAX_BYTES = 8 * 1024 * 1024
+#: after the stream ended, how long the exec may take to show its exit code
+EXIT_GRACE_SEC = 10.0
+POLL_START_SEC = 0.02
+POLL_MAX_SEC = 0.25
+
+
+class StreamReader(threading.Thread):
+    """Reads a hijacked exec stream (Docker's 8-byte frame headers) into bounded buffers."""
+
+    def __init__(self, sock, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self._sock = getattr(sock, "_sock", sock)
+        self._wrapper = sock
+        self.out = bytearray()
+        self.err = bytearray()
+        self.overflow = False
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        pending = b""
+        self._sock.settimeout(0.5)
+        while not self._halt.is_set():
+            try:
+                chunk = self._sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
+            while len(pending) >= 8:
+                stream, size = pending[0], struct.unpack(">I", pending[4:8])[0]
+                if len(pending) < 8 + size:
+                    break
+                self._keep(stream, pending[8:8 + size])
+                pending = pending[8 + size:]
+
+    def _keep(self, stream: int, data: bytes) -> None:
+        buf = self.out if stream == 1 else self.err
+        room = MAX_BYTES - len(buf)
+        if len(data) > room:
+            self.overflow = True
+        buf += data[:max(room, 0)]
+
+    def close(self) -> None:
+        self._halt.set()
+        for how in (lambda: self._sock.shutdown(socket.SHUT_RDWR), self._sock.close, self._wrapper.close):
+            try:
+                how()
+            except OSError:
+                pass
+
+
+@dataclass
+class ToolRun:
+    channel: Channel
+    exit_code: int | None
+    #: the host-side deadline passed before the exec ended (its output so far is in ``channel``)
+    timed_out: bool
+    overflow: bool
+    duration_sec: float
+    stderr: bytes
+
+    @property
+    def complete(self) -> bool:
+        """A whole report from a judge that ended by itself: the only kind tbflow trusts."""
+        return self.channel.ended and self.exit_code == 0 and not self.overflow and not self.timed_out
+
+
+def start(container: str, argv: list[str], stage: str, *, user: str, env: dict[str, str] | None = None,
+          workdir: str = "/") -> tuple[str, StreamReader]:
+    api = get_client().api
+    try:
+        exec_id = api.exec_create(container, argv, user=user, environment=env or None, stdin=False,
+                                  stdout=True, stderr=True, workdir=workdir)["Id"]
+        sock = api.exec_start(exec_id, socket=True)
+    except DOCKER_ERRORS as exc:
+        raise ContainerError(stage, f"could not start {argv[0]} in the container: {exc}") from exc
+    reader = StreamReader(sock, f"exec-{exec_id[:12]}")
+    reader.start()
+    return exec_id, reader
+
+
+def exit_code(exec_id: str, until: float) -> int | None:
+    """The exec's exit code once it has started and ended; None if that does not happen by ``until``."""
+    api = get_client().api
+    delay = POLL_START_SEC
+    while True:
+        try:
+            info = api.exec_inspect(exec_id)
+        except DOCKER_ERRORS:
+            info = {}
+        if info and not info.get("Running") and info.get("ExitCode") is not None:
+            return int(info["ExitCode"])
+        if time.monotonic() >= until:
+            return None
+        time.sleep(delay)
+        delay = min(delay * 1.5, POLL_MAX_SEC)
+
+
+def run_judge(container: str, args: list[str], stage: str, deadline_sec: float, *,
+              env: dict[str, str] | None = None, user: str = JUDGE_USER) -> ToolRun:
+    """Run ``tbflow-judge ARGS`` and read its report, all within ``deadline_sec``."""
+    began = time.monotonic()
+    deadline = began + deadline_sec
+    exec_id, reader = start(container, [JUDGE, *args], stage, user=user, env=env)
+    try:
+        while reader.is_alive() and time.monotonic() < deadline:
+            reader.join(0.25)
+            interrupts.check()
+        timed_out = reader.is_alive()
+        code = None if timed_out else exit_code(exec_id, min(deadline, time.monotonic() + EXIT_GRACE_SEC))
+    finally:
+        reader.close()
+    return ToolRun(channel=parse_channel(bytes(reader.out)), exit_code=code, timed_out=timed_out or code is None,
+                   overflow=reader.overflow, duration_sec=time.monotonic() - began, stderr=bytes(reader.err))
+
+
+def read_launch(reader: StreamReader, deadline_sec: float) -> Channel:
+    """The launcher's report (its session id) from a started ``tbflow-launch`` exec. The stream is
+    closed once the report is whole (the agent's command goes on: closing an exec's attach does
+    not stop its process)."""
+    until = time.monotonic() + deadline_sec
+    channel = parse_channel(bytes(reader.out))
+    while not channel.ended and reader.is_alive() and time.monotonic() < until:
+        reader.join(0.02)
+        channel = parse_channel(bytes(reader.out))
+    reader.close()
+    return parse_channel(bytes(reader.out))
