@@ -1,6 +1,8 @@
 """An agent that breaks what its verifier needs gets its own result (scored 0, flagged
 ``broke-container``, with Docker's evidence), never an invalid trial; what breaks from outside
-(a kill through the Docker API, an image without bash) stays an environment failure.
+(a kill through the Docker API, an image without bash when the host has no static bash) stays an
+environment failure. Deleting the image's bash no longer breaks anything: tbflow runs test.sh with
+its own static bash from the read-only tools volume (the deletion is still shown).
 
 Disk full is played on a 1 MB tmpfs the test gives the container (never the host's disk)."""
 
@@ -35,12 +37,18 @@ def test_agent_that_kills_pid_1_or_removes_interpreters_is_scored_zero(run_job, 
     state = (job / killed.trial_id / "container-state.txt").read_text()
     assert '"OOMKilled": false' in state and "die " in state and "\n  kill " not in state, state
 
-    for name, deleted in (("rm-bash", "/usr/bin/bash"), ("rm-python", "/usr/bin/python3.11")):
-        rec = record_of(result, name)
-        assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0), (name, rec.validity)
-        (flag,) = _broke(rec)
-        assert deleted in flag.message, flag
-        assert deleted in (job / rec.trial_id / flag.evidence).read_text()
+    rec = record_of(result, "rm-python")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0), rec.validity
+    (flag,) = _broke(rec)
+    assert "/usr/bin/python3.11" in flag.message, flag
+    assert "/usr/bin/python3.11" in (job / rec.trial_id / flag.evidence).read_text()
+
+    rec = record_of(result, "rm-bash")  # test.sh ran with tbflow's own bash: its reward stands
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity
+    assert not _broke(rec)
+    (changed,) = [f for f in rec.flags if f.kind == "toolchain-changed"]
+    assert "deleted /usr/bin/bash" in changed.message
+    assert "deleted /usr/bin/bash" in (job / rec.trial_id / changed.evidence).read_text()
 
 
 @pytest.mark.docker
@@ -58,7 +66,7 @@ def test_agent_that_fills_the_disk_test_sh_needs_is_scored_zero(run_job, tmp_pat
 
 
 @pytest.mark.docker
-def test_container_killed_from_outside_or_image_without_bash_is_invalid_environment(run_job, tmp_path):
+def test_container_killed_from_outside_or_image_without_bash_is_invalid_environment(run_job, tmp_path, monkeypatch):
     ds = tmp_path / "ds"
     make_task(ds, "killed-outside", solve="sleep 30\n")
     make_task(ds, "no-bash", dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nRUN rm /usr/bin/bash\n")
@@ -67,7 +75,7 @@ def test_container_killed_from_outside_or_image_without_bash_is_invalid_environm
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             found = trial_containers(get_client(), tmp_path, "killed-outside.oracle.1")
-            if found and found[0].exec_run(["test", "-e", "/opt/tbflow/run/agent-1.sid"]).exit_code == 0:
+            if found and found[0].exec_run(["test", "-e", "/logs/agent/oracle.txt"]).exit_code == 0:
                 found[0].kill()
                 return
             time.sleep(0.2)
@@ -81,6 +89,12 @@ def test_container_killed_from_outside_or_image_without_bash_is_invalid_environm
     assert not _broke(rec)
 
     rec = record_of(run_job(ds, harnesses=["nop"], job_name="nop", include=["no-bash"]), "no-bash", harness="nop")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity  # tbflow's bash ran test.sh
+
+    import tasks_lib.container.judge_tools as judge_tools
+
+    monkeypatch.setattr(judge_tools, "HOST_BASH_STATIC", tmp_path / "no-bash-static")  # a host without bash-static
+    rec = record_of(run_job(ds, harnesses=["nop"], job_name="nop2", include=["no-bash"]), "no-bash", harness="nop")
     assert (rec.validity.status, rec.validity.kind) == ("invalid", "environment"), rec.validity
     assert "the image has no bash" in rec.validity.reason
 

@@ -1,7 +1,7 @@
 """``tbflow report`` and ``tbflow diff``: reports from records alone (no Docker, no Prefect).
 
 ``register(app)`` adds both commands to the main Typer app. Exit codes: 0 ok; 1 when
-``--fail-on-invalid`` trips (the reason is printed); 2 for bad input (not a job directory, a bad
+``--fail-on-invalid`` or ``--fail-on-flagged`` trips (the reason is printed); 2 for bad input (not a job directory, a bad
 threshold, an unknown harness), as one line naming the flag or path, never a traceback.
 
 ``--fail-on-invalid`` takes an *optional* value, which Typer cannot declare: the command class
@@ -22,6 +22,8 @@ from flows.cli.cli_options import normalize_optional_value as _normalize
 from flows.cli.cli_options import optional_value_command
 
 from tasks_lib.errors import InputError
+from tasks_lib.report.flag_gate import FLAG as FLAGGED
+from tasks_lib.report.flag_gate import check_flags, looks_like_kinds, parse_kinds
 from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
 from tasks_lib.report.job_diff import diff_jobs
 from tasks_lib.job.job_orphans import remove_orphans_quietly
@@ -49,7 +51,9 @@ def normalize_optional_value(args: list[str], flag: str = FLAG) -> list[str]:
     return _normalize(args, flag, "any", looks_like_threshold)
 
 
-_OptionalValueCommand = optional_value_command(FLAG, "any", looks_like_threshold)
+class _OptionalValueCommand(optional_value_command(FLAG, "any", looks_like_threshold)):  # type: ignore[misc]
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 (click's signature)
+        return super().parse_args(ctx, _normalize(list(args), FLAGGED, "any", looks_like_kinds))
 
 
 def _input_error(exc: InputError) -> typer.Exit:
@@ -84,12 +88,17 @@ def report(
         None, FLAG, metavar="[=N|=P%]",
         help="Exit 1 when unjudged trials (invalid, or a tbflow error) exceed a threshold: bare = any; "
              "=N more than N; =P% more than P percent of recorded trials."),
+    fail_on_flagged: str | None = typer.Option(
+        None, FLAGGED, metavar="[=KIND,...]",
+        help="Exit 1 when a trial is flagged: bare = tampering, broke-container or toolchain-changed; "
+             "=KIND[,KIND] those kinds; =all every kind (agent-processes too)."),
     write: bool = typer.Option(True, "--write/--no-write",
                                help="Write report.md, junit.xml and results.json into the job directory."),
 ) -> None:
     """Re-render a job's reports from its records (no Docker needed)."""
     try:
         threshold = parse_threshold(fail_on_invalid) if fail_on_invalid is not None else None
+        kinds = parse_kinds(fail_on_flagged) if fail_on_flagged is not None else None
         results = load_results(job_dir)
         remove_orphans_quietly(job_dir, results.job.job_id)  # containers of a crashed run, if any
         if write:
@@ -106,11 +115,17 @@ def report(
         typer.echo(plain_summary(results))
         if write:
             typer.echo(f"wrote report.md, junit.xml and results.json in {job_dir}")
+    tripped = False
     if threshold is not None:
         gate = check(threshold, results.total_invalid, results.total_trials, results.total_errors)
         typer.echo(("FAIL: " if gate.tripped else "ok: ") + gate.message, err=True)
-        if gate.tripped:
-            raise typer.Exit(1)
+        tripped = gate.tripped
+    if kinds is not None:
+        flagged = check_flags(kinds, [t.record for t in results.trials])
+        typer.echo(("FAIL: " if flagged.tripped else "ok: ") + flagged.message, err=True)
+        tripped = tripped or flagged.tripped
+    if tripped:
+        raise typer.Exit(1)
 
 
 def diff(

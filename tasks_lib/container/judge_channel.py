@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-TAGS = frozenset({"hello", "launch", "proc", "left", "killed", "more", "note", "note-detail", "pre", "pretype", "file", "ftype",
-                  "exit", "signal", "timeout", "stdout", "watch", "timing", "disk", "nobash", "fail", "end"})
+TAGS = frozenset({"hello", "launch", "proc", "left", "killed", "more", "note", "note-detail", "pre", "pretype",
+                  "file", "ftype", "exit", "signal", "timeout",
+                  "stdout", "watch", "timing", "disk", "nobash", "fail", "end"})
 MAX_HEADER = 32
 
 

@@ -20,6 +20,7 @@ tests it runs can have been planted or changed by the agent.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import tarfile
 import time
@@ -74,6 +75,18 @@ class ExecResult:
     duration_sec: float
 
 
+#: every trial container's pids limit: the host's pid space is shared by all trials, so one agent's
+#: fork bomb must not starve the others or tbflow (README "The judge"). ``TBFLOW_PIDS_LIMIT``
+#: overrides it; 0 means none.
+DEFAULT_PIDS_LIMIT = 4096
+
+
+def pids_limit() -> int | None:
+    raw = os.environ.get("TBFLOW_PIDS_LIMIT", "").strip()
+    value = int(raw) if raw.isdigit() else DEFAULT_PIDS_LIMIT
+    return value or None
+
+
 def extra_host_config() -> dict:
     """Host-config additions for every trial container: none. A seam for tests that inject a
     fault, e.g. a small tmpfs for an agent to fill without touching the host's disk."""
@@ -106,6 +119,8 @@ class Sandbox:
         api = get_client().api
         name = container_name(job_id, trial_id)
         host: dict = dict(init=True)
+        if pids_limit():
+            host["pids_limit"] = pids_limit()
         if not env.allow_internet:
             host["network_mode"] = "none"
         if env.cpus:

@@ -9,9 +9,9 @@ directory, so a job directory can be moved or archived and still be read.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.job.job_identity import JobIdentity
@@ -25,12 +25,24 @@ DEFAULT_MAX_LOG_MB = 50
 DEFAULT_MAX_LOG_BYTES = DEFAULT_MAX_LOG_MB * 1024 * 1024
 
 
+def _escaped(value: object) -> object:
+    """Text that can always be written as JSON: a file name or command line from the container may
+    hold any bytes, which Python keeps as lone surrogates; they are stored as ``\\xNN`` escapes."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return value
+
+
+#: text that came out of the container (names, command lines): always serialisable
+ContainerText = Annotated[str, BeforeValidator(_escaped)]
+
+
 class ProcessInfo(BaseModel):
     """One process seen in the container (from ``/proc``)."""
 
     pid: int
     sid: int
-    command: str
+    command: ContainerText
 
 
 class Usage(BaseModel):
@@ -111,14 +123,14 @@ class SkippedLogEntry(BaseModel):
     """An entry of ``/logs`` that was not copied out: the agent controls that dir, so a link
     leaving it, a device or a FIFO is skipped and listed here, never fatal."""
 
-    path: str
-    reason: str
+    path: ContainerText
+    reason: ContainerText
 
 
 class CutLogFile(BaseModel):
     """A log file longer than the cap: only its first ``kept_bytes`` were kept."""
 
-    path: str
+    path: ContainerText
     size_bytes: int
     kept_bytes: int
 
@@ -172,7 +184,7 @@ class StageError(BaseModel):
 
     stage: str
     kind: Literal["environment", "harness", "internal"]
-    message: str
+    message: ContainerText
     evidence: str | None = None
 
 
@@ -191,7 +203,7 @@ class TrialFlag(BaseModel):
     """
 
     kind: Literal["tampering", "broke-container", "toolchain-changed", "agent-processes"]
-    message: str
+    message: ContainerText
     #: a file in the trial dir that shows it
     evidence: str | None = None
 
@@ -204,7 +216,7 @@ class Validity(BaseModel):
     status: Literal["scored", "invalid", "error"]
     reward: float | None = None
     kind: InvalidKind | None = None
-    reason: str | None = None
+    reason: ContainerText | None = None
     evidence: str | None = None
     #: scored trials of model harnesses: the witness that showed the harness reached the model — ``cli_log`` (its
     #: own event log shows tokens) or ``gateway`` (the log shows none, e.g. the CLI was killed

@@ -38,7 +38,7 @@ STAGE = "run-verifier"
 LOG_DIRS = ("agent", "verifier")
 REWARD_CAP = 65536
 #: the judge's own work around test.sh (listing, repairs, reading) on top of the verifier timeout
-JUDGE_GRACE_SEC = 60.0
+JUDGE_GRACE_SEC = 30.0
 
 
 class VerifierStageResult(BaseModel):
