@@ -47,7 +47,7 @@ def parse_channel(raw: bytes) -> Channel:
     while pos < len(raw):
         nl = raw.find(b"\n", pos, pos + MAX_HEADER)
         if nl < 0:
-            ch.problem = f"no record header at byte {pos}"
+            ch.problem = f"the record at byte {pos} is cut off in its header"
             return ch
         tag, _, size = raw[pos:nl].decode("ascii", errors="replace").partition(" ")
         if tag not in TAGS or not size.isdigit():
