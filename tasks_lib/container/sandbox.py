@@ -36,6 +36,7 @@ from docker.types import Mount
 
 from tasks_lib.container import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
+from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
 from tasks_lib.container.log_download import extract_logs
@@ -117,6 +118,7 @@ class Sandbox:
         only for the model gateway's socket, so it needs an engine on this host."""
         env = task.config.environment
         api = get_client().api
+        ENGINE_EVENTS.watch()  # whose doing a stop is, from tbflow's own record (engine_events)
         name = container_name(job_id, trial_id)
         host: dict = dict(init=True)
         if pids_limit():

@@ -7,9 +7,9 @@ that broke what the verifier needs has produced its own result (scored 0, flagge
 verifier that produced no trustworthy reward says nothing about the work. Only a trial past all
 of these is scored, and then the reward stands whatever the agent's exit code or timeout was.
 Tampering never changes the verdict: the reward is the one ``test.sh`` wrote (README
-"Validity against adversarial agents").
+"The judge").
 
-"Reached the model" has two witnesses (README.md, "Validity against adversarial agents"): the
+"Reached the model" has two witnesses (README.md, "The judge"): the
 CLI's own event log, and tbflow's gateway, which relayed every model response of the trial. CLIs
 log usage only when a turn or step completes, so one killed at the agent timeout in the middle
 of a long tool call or a slow second turn logs none although the model answered; the gateway's

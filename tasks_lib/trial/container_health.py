@@ -2,7 +2,7 @@
 
 An agent runs as root in a container it may wreck. What it breaks there is its own result
 (scored 0, flagged ``broke-container``), never an invalid trial; what breaks from outside is an
-environment failure. The evidence (README "Validity against adversarial agents"):
+environment failure. The evidence (README "The judge"):
 
 * **the container stopped** (the agent killed PID 1 or the main process): Docker's ``State``
   plus the engine's events since the container started. A ``die`` with no ``kill``/``stop``/
@@ -28,6 +28,7 @@ from pathlib import Path
 from docker.errors import NotFound
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
+from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.errors import ContainerError, EnvironmentFailure
 from tasks_lib.job.records import TrialFlag
 from tasks_lib.trial.judge_report import JudgeReport
@@ -55,7 +56,9 @@ def stopped_container_flag(container: str, trial_dir: Path, memory_mb: int | Non
     state = info.get("State", {})
     if state.get("Running"):
         return None
-    events = _events_since_start(info["Id"], state.get("StartedAt", ""))
+    events = ENGINE_EVENTS.seen(info["Id"])  # tbflow's own record first: the engine keeps only 256 events
+    if events is None:
+        events = _events_since_start(info["Id"], state.get("StartedAt", ""))
     lines = ["Docker State:", json.dumps(state, indent=2), "", "engine events since the container started:"]
     lines += [f"  {e.get('Action')} {json.dumps(e.get('Actor', {}).get('Attributes', {}), sort_keys=True)}"
               for e in events]
