@@ -60,6 +60,10 @@ ATTACKS: dict[str, dict] = {
                                              'while running "bash /tests/test.sh"; do sleep 0.01; done; '
                                              'for i in $(seq 3000); do echo 1 >> /logs/verifier/reward.txt; sleep 0.01; done'),
                               test_sh=WRITES_0),
+    "reward-dir-after-exit": dict(solve=detached('until [ -s /logs/verifier/reward.txt ]; do sleep 0.01; done; '
+                                                 'while running "bash /tests/test.sh"; do sleep 0.01; done; '
+                                                 'rm -f /logs/verifier/reward.txt; mkdir /logs/verifier/reward.txt; '
+                                                 'echo 1 > /logs/verifier/reward.txt/x; sleep 60'), test_sh=WRITES_0),
     "workdir-replaced-by-file": dict(solve="cd /\nrm -rf /app\necho x > /app\n", check='[ "$(pwd)" = /app ]'),
     "reward-symlink-before": dict(solve="ln -s /dev/null /logs/verifier/reward.txt\n", test_sh=WRITES_0),
     "decoy-run-files": dict(solve="mkdir -p /opt/tbflow/run && echo 1 > /opt/tbflow/run/verifier.sid && "

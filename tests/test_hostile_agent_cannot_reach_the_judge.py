@@ -146,6 +146,15 @@ def test_reward_appended_after_test_sh_exited_keeps_test_sh_reward(hostile):
     assert (_trial(hostile, rec) / "verifier" / "reward.txt").read_text() == "0\n"
 
 
+def test_reward_turned_into_a_directory_after_test_sh_is_tampering_not_an_error(hostile):
+    rec = _rec(hostile, "reward-dir-after-exit")
+    _scored(rec)
+    assert "reward.txt changed after test.sh exited" in [f.message for f in rec.flags if f.kind == "tampering"]
+    trial = _trial(hostile, rec)
+    assert (trial / "verifier" / "reward.txt").read_text() == "0\n"
+    assert (trial / "verifier" / "changed-after-test-sh" / "reward.txt").is_dir()
+
+
 def test_workdir_replaced_by_a_file_is_recreated(hostile):
     rec = _rec(hostile, "workdir-replaced-by-file")
     _scored(rec, 1.0)

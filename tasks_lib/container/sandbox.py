@@ -53,6 +53,8 @@ FILLER_SUFFIX = "-fill"
 #: marks the filler container, so removals take trial containers first (its volumes are in use
 #: until the trial container is gone)
 LABEL_ROLE = "tbflow.role"
+#: the longest a download of /logs may take (its size is the agent's doing)
+LOG_DOWNLOAD_SEC = 300.0
 #: what the agent's command needs to start: the launcher's report comes within this
 LAUNCH_TIMEOUT_SEC = 60.0
 
@@ -216,7 +218,8 @@ class Sandbox:
         skipped and listed, every file cut at ``max_file_bytes`` (see ``log_download``)."""
         try:
             stream, _ = _retry_transient(get_client().api.get_archive)(self.id, path)
-            return extract_logs(stream, dest, Path(path).name, keep, max_file_bytes)
+            return extract_logs(_until(stream, time.monotonic() + LOG_DOWNLOAD_SEC, path, stage), dest,
+                                Path(path).name, keep, max_file_bytes)
         except NotFound:
             return LogsOutcome(max_file_bytes=max_file_bytes)
         except (*DOCKER_ERRORS, OSError, tarfile.TarError) as exc:
@@ -320,6 +323,14 @@ class Sandbox:
     def remove(self) -> None:
         remove_container(self.id)
         remove_container(self.name + FILLER_SUFFIX)
+
+
+def _until(chunks, deadline: float, path: str, stage: str):
+    """The archive stream, cut at ``deadline``: the agent decides how much ``/logs`` holds."""
+    for chunk in chunks:
+        if time.monotonic() > deadline:
+            raise TransferError(stage, f"the download of {path} took longer than {LOG_DOWNLOAD_SEC:g} s")
+        yield chunk
 
 
 def parse_processes(records: list[bytes]) -> list[ProcessInfo]:
