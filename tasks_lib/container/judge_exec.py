@@ -126,9 +126,26 @@ def exit_code(exec_id: str, until: float) -> int | None:
         delay = min(delay * 1.5, POLL_MAX_SEC)
 
 
+#: the judge's exit code when its setuid start did not make it root (judge/main.c)
+NOT_ROOT_EXIT = 90
+
+
 def run_judge(container: str, args: list[str], stage: str, deadline_sec: float, *,
-              env: dict[str, str] | None = None, user: str = JUDGE_USER) -> ToolRun:
-    """Run ``tbflow-judge ARGS`` and read its report, all within ``deadline_sec``."""
+              env: dict[str, str] | None = None) -> ToolRun:
+    """Run ``tbflow-judge ARGS`` and read its report, all within ``deadline_sec``.
+
+    Started as ``JUDGE_USER`` so the setuid bit makes it root and non-dumpable from the start. On
+    an engine where that cannot work (``no-new-privileges``, user namespaces: the kernel decides,
+    nothing in the container can) it is run again as root, which leaves a window of microseconds
+    after its start before it makes itself non-dumpable (README "The judge", "Not guaranteed")."""
+    run = _run_judge(container, args, stage, deadline_sec, env, JUDGE_USER)
+    if run.exit_code == NOT_ROOT_EXIT and run.channel.ended and any("not root" in f for f in run.channel.text("fail")):
+        return _run_judge(container, args, stage, deadline_sec, env, "0")
+    return run
+
+
+def _run_judge(container: str, args: list[str], stage: str, deadline_sec: float, env: dict[str, str] | None,
+               user: str) -> ToolRun:
     began = time.monotonic()
     deadline = began + deadline_sec
     exec_id, reader = start(container, [JUDGE, *args], stage, user=user, env=env)

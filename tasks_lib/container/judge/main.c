@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     int r = become_root();
     if (r == -1) return 125;
     emitf("hello", "%s pid=%d dumpable=%d", VERSION, (int)getpid(), prctl(PR_GET_DUMPABLE));
-    if (r != 0) return 90;
+    if (r != 0) { emit("end", "", 0); return 90; }
     int rc = 2;
     if (argc >= 2 && !strcmp(argv[1], "procs")) {
         list_processes("left", getsid(0));
