@@ -58,8 +58,11 @@ def _start_run(api: str, ds, jobs) -> str:
     return resp.json()["id"]
 
 
-def _run_containers(client, run_id: str) -> list[str]:
-    return [c["Id"] for c in client.api.containers(all=True, filters={"label": f"{LABEL_FLOW_RUN}={run_id}"})]
+def _run_containers(client, run_id: str, running: bool = False) -> list[str]:
+    """The run's containers: with ``running``, its trial containers only (each trial also has a
+    filler container, created and never started, that owns its judge volumes)."""
+    filters = {"label": f"{LABEL_FLOW_RUN}={run_id}", **({"status": "running"} if running else {})}
+    return [c["Id"] for c in client.api.containers(all=not running, filters=filters)]
 
 
 def _state(api: str, run_id: str) -> str:
@@ -77,7 +80,7 @@ def test_cancel_via_api_removes_containers(served, docker_ready, tmp_path):
     api, _ = served
     ds, jobs = _two_slow_trials(tmp_path, agent_sec=600)  # only the cancellation can end them in time
     run_id = _start_run(api, ds, jobs)
-    wait_until(lambda: len(_run_containers(docker_ready, run_id)) == 2, 300, "both trial containers")
+    wait_until(lambda: len(_run_containers(docker_ready, run_id, running=True)) == 2, 300, "both trial containers")
     httpx.post(f"{api}/flow_runs/{run_id}/set_state",
                json={"state": {"type": "CANCELLING", "name": "Cancelling"}, "force": True}).raise_for_status()
     wait_until(lambda: not _run_containers(docker_ready, run_id), 90, "the containers to be removed")
@@ -88,7 +91,7 @@ def test_kill_9_of_flow_run_process_runs_crashed_hook(served, docker_ready, tmp_
     api, runner_pid = served
     ds, jobs = _two_slow_trials(tmp_path)
     run_id = _start_run(api, ds, jobs)
-    wait_until(lambda: len(_run_containers(docker_ready, run_id)) == 2, 300, "both trial containers")
+    wait_until(lambda: len(_run_containers(docker_ready, run_id, running=True)) == 2, 300, "both trial containers")
     # the runner starts each flow run in a child process (multiprocessing "spawn")
     flow_procs = [p for p in descendants(runner_pid) if "spawn_main" in cmdline(p)]
     assert flow_procs, [cmdline(p) for p in descendants(runner_pid)]

@@ -35,7 +35,7 @@ def _agents_running(client) -> bool:
     running = 0
     for c in client.containers.list(filters={"label": "tbflow.trial"}):
         if c.labels["tbflow.trial"].split(".")[0] in SLOW and \
-                c.exec_run(["test", "-e", "/opt/tbflow/run/agent-1.sid"]).exit_code == 0:
+                c.exec_run(["test", "-e", "/logs/agent/oracle.txt"]).exit_code == 0:
             running += 1
     return running == len(SLOW)
 

@@ -39,9 +39,9 @@ STAGES = {
     "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 20\n"),
               lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
     "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
-              lambda c, trial_dir: _in_container(c, trial_dir, "/opt/tbflow/run/agent-1.sid")),
+              lambda c, trial_dir: _in_container(c, trial_dir, "/logs/agent/oracle.txt")),
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: _in_container(c, trial_dir, "/opt/tbflow/run/verifier.sid")),
+                 lambda c, trial_dir: _in_container(c, trial_dir, "/logs/verifier/test-stdout.txt")),
     # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
     # download is seen from the host side (its first file appears in the trial dir), a stat
     # that a loaded machine cannot make miss the window the way a `docker exec` poll did
