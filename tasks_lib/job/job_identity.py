@@ -4,7 +4,7 @@ It covers the run config that decides results (harnesses, model, attempts, timeo
 every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is seen), the source of
 each harness adapter (its whole folder when it is a package, so a new file cannot be missed), and
 the code that judges trials (``JUDGE_SOURCES``: classification, reward parsing, the verifier
-wrapper and container scripts, the process-group kill, the records) with tbflow's version.
+judge program run in containers (tasks_lib/container/judge), the process-group kill, the records) with tbflow's version.
 Resuming a job whose identity changed would mix old and new rules in one score, so resume refuses
 and says exactly what changed, file by file.
 
@@ -28,7 +28,7 @@ from tasks_lib import __version__
 
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: The code that decides a trial's verdict, relative to the repository root: the trial stages and
-#: verdict (classification, rewards, verifier wrapper and witness, process-group kill), the
+#: verdict (classification, rewards, the in-container judge and its report, process-group kill), the
 #: container scripts and engine access they run through, and the records. A folder counts as a
 #: whole (every file in it, so a new module cannot be missed); a single file only where it shares
 #: its folder with code that does not judge. Adapt this list when the layout changes.

@@ -92,7 +92,7 @@ class KillOutcome(BaseModel):
 
     ``cut_off`` is true when the agent did not finish by itself; only then are its sessions
     killed. ``left_running`` lists what the verifier ran next to, in both cases: the verifier
-    wrapper's listing taken just before ``test.sh`` started (the kill tool's own listing when the
+    judge's listing taken just before ``test.sh`` started (the kill tool's own listing when the
     verifier never got that far).
     """
 

@@ -9,7 +9,7 @@ start servers with ``&``), while work that was cut off must not keep changing wh
 * finished by itself: nothing is killed.
 
 Either way the record lists what was left running, so a reader can see what the verifier ran
-next to. That list comes from the verifier wrapper, which takes it just before ``test.sh``
+next to. That list comes from tbflow's judge, which takes it just before ``test.sh``
 starts; when nothing is killed this stage therefore needs no exec of its own (~70 ms a trial).
 """
 
