@@ -3,8 +3,9 @@
 It covers the run config that decides results (harnesses, model, attempts, timeout multiplier),
 every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is seen), the source of
 each harness adapter (its whole folder when it is a package, so a new file cannot be missed), and
-the code that judges trials (``JUDGE_SOURCES``: classification, reward parsing, the verifier
-judge program run in containers (tasks_lib/container/judge), the process-group kill, the records) with tbflow's version.
+the code that judges trials (``JUDGE_SOURCES``: classification, reward parsing, the judge
+program run in containers (tasks_lib/container/judge), the process-group kill, the records) with
+tbflow's version.
 Resuming a job whose identity changed would mix old and new rules in one score, so resume refuses
 and says exactly what changed, file by file.
 
