@@ -16,6 +16,7 @@ import hashlib
 import io
 import os
 import tarfile
+import tempfile
 from pathlib import Path
 
 from tasks_lib.container.static_build import cache_root, ensure_static_binary, sources_digest
@@ -68,7 +69,9 @@ def tools_tar() -> Path:
             info = tarfile.TarInfo(f"{TOOLS_DIR.lstrip('/')}/{name}")
             info.size, info.mode, info.uid, info.gid = len(body), mode, 0, 0
             tf.addfile(info, io.BytesIO(body))
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(buf.getvalue())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tools-", suffix=".tmp", dir=target.parent)  # one per caller, threads too
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(buf.getvalue())
     os.replace(tmp, target)
     return target
