@@ -88,6 +88,7 @@ class ToolRun:
     overflow: bool
     duration_sec: float
     stderr: bytes
+    stdout: bytes = b""
 
     @property
     def complete(self) -> bool:
@@ -138,17 +139,19 @@ def run_judge(container: str, args: list[str], stage: str, deadline_sec: float, 
     an engine where that cannot work (``no-new-privileges``, user namespaces: the kernel decides,
     nothing in the container can) it is run again as root, which leaves a window of microseconds
     after its start before it makes itself non-dumpable (README "The judge", "Not guaranteed")."""
-    run = _run_judge(container, args, stage, deadline_sec, env, JUDGE_USER)
+    run = run_tool(container, [JUDGE, *args], stage, deadline_sec, user=JUDGE_USER, env=env)
     if run.exit_code == NOT_ROOT_EXIT and run.channel.ended and any("not root" in f for f in run.channel.text("fail")):
-        return _run_judge(container, args, stage, deadline_sec, env, "0")
+        return run_tool(container, [JUDGE, *args], stage, deadline_sec, user="0", env=env)
     return run
 
 
-def _run_judge(container: str, args: list[str], stage: str, deadline_sec: float, env: dict[str, str] | None,
-               user: str) -> ToolRun:
+def run_tool(container: str, argv: list[str], stage: str, deadline_sec: float, *, user: str,
+             env: dict[str, str] | None = None) -> ToolRun:
+    """Run one of tbflow's own programs (absolute path, no shell) and read its output, all within
+    ``deadline_sec``; the output is parsed as the judge's channel (empty for other programs)."""
     began = time.monotonic()
     deadline = began + deadline_sec
-    exec_id, reader = start(container, [JUDGE, *args], stage, user=user, env=env)
+    exec_id, reader = start(container, argv, stage, user=user, env=env)
     try:
         while reader.is_alive() and time.monotonic() < deadline:
             reader.join(0.25)
@@ -158,7 +161,8 @@ def _run_judge(container: str, args: list[str], stage: str, deadline_sec: float,
     finally:
         reader.close()
     return ToolRun(channel=parse_channel(bytes(reader.out)), exit_code=code, timed_out=timed_out or code is None,
-                   overflow=reader.overflow, duration_sec=time.monotonic() - began, stderr=bytes(reader.err))
+                   overflow=reader.overflow, duration_sec=time.monotonic() - began, stderr=bytes(reader.err),
+                   stdout=bytes(reader.out))
 
 
 def read_launch(reader: StreamReader, deadline_sec: float) -> Channel:

@@ -123,8 +123,8 @@ class Sandbox:
         ENGINE_EVENTS.watch()  # whose doing a stop is, from tbflow's own record (engine_events)
         name = container_name(job_id, trial_id)
         host: dict = dict(init=True)
-        if pids_limit():
-            host["pids_limit"] = pids_limit()
+        if limit := pids_limit():
+            host["pids_limit"] = limit
         if not env.allow_internet:
             host["network_mode"] = "none"
         if env.cpus:
@@ -232,11 +232,8 @@ class Sandbox:
     def run_tool(self, argv: list[str], stage: str, *, user: str = "root", timeout: float = 30) -> tuple[int | None, str]:
         """A short command of tbflow's own (absolute path, no shell) under a host-side deadline:
         (Docker's exit code, or None at the deadline; stdout+stderr)."""
-        exec_id, reader = judge_exec.start(self.id, argv, stage, user=user)
-        reader.join(timeout)
-        code = None if reader.is_alive() else judge_exec.exit_code(exec_id, time.monotonic() + judge_exec.EXIT_GRACE_SEC)
-        reader.close()
-        return code, (bytes(reader.out) + bytes(reader.err)).decode("utf-8", errors="backslashreplace")
+        run = judge_exec.run_tool(self.id, argv, stage, timeout, user=user)
+        return run.exit_code, (run.stdout + run.stderr).decode("utf-8", errors="backslashreplace")
 
     def judge(self, args: list[str], stage: str, deadline_sec: float,
               env: dict[str, str] | None = None) -> judge_exec.ToolRun:
@@ -257,16 +254,9 @@ class Sandbox:
             raise ContainerError(stage, f"tbflow-launch did not start {argv[0]}: {why}")
         return exec_id, int(sid)
 
-    def working_dir(self, stage: str) -> str:
-        """The container's working directory (the task's ``workdir`` or the image's WORKDIR)."""
-        return self._config(stage).get("WorkingDir") or ""
-
-    def image_env(self, stage: str) -> dict[str, str]:
-        """The container's environment as configured (image ENV plus ``[environment] env``)."""
-        pairs = (e.partition("=") for e in self._config(stage).get("Env") or [])
-        return {k: v for k, _, v in pairs}
-
-    def _config(self, stage: str) -> dict:
+    def config(self, stage: str) -> dict:
+        """The container's configuration as the engine holds it (``Env``: image ENV plus
+        ``[environment] env``; ``WorkingDir``: the task's ``workdir`` or the image's WORKDIR)."""
         try:
             return get_client().api.inspect_container(self.id)["Config"]
         except DOCKER_ERRORS as exc:

@@ -64,18 +64,23 @@ def _engine_answers() -> bool:
         return False
 
 
+def agents_doing(sandbox: Sandbox) -> bool:
+    """Whether a failure of tbflow's own tools is the agent's doing: the engine answers and the
+    container still runs, so nothing outside the container explains it (the tools come from a
+    read-only volume; the agent is root in there)."""
+    return _engine_answers() and container_running(sandbox.id)
+
+
 def inside_failure(sandbox: Sandbox, exc: ContainerError) -> TrialFlag:
-    """A tool of tbflow's that failed in a running container of an answering engine: the agent's
-    doing (it is root in there; the tool comes from a read-only volume). Else the error stands."""
-    if not _engine_answers() or not container_running(sandbox.id):
+    """A tool of tbflow's that failed where only the agent can explain it is scored 0; else the error stands."""
+    if not agents_doing(sandbox):
         raise exc
     return _broke(f"tbflow's judge could not run in the container ({exc.message}); only the agent's processes "
                   "(e.g. the container's pids limit reached) can cause that")
 
 
-def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float) -> ToolRun:
-    workdir = task.config.environment.workdir or sandbox.working_dir(STAGE)
-    env = {**task.config.verifier.env, "HOME": sandbox.image_env(STAGE).get("HOME", "/root")}
+def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float, image_env: dict[str, str], workdir: str) -> ToolRun:
+    env = {**task.config.verifier.env, "HOME": image_env.get("HOME", "/root")}
     return sandbox.judge(["verify", workdir, str(int(timeout_sec * 1000)), test_bash()], STAGE,
                          timeout_sec + JUDGE_GRACE_SEC, env=env)
 
@@ -84,10 +89,13 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
                  max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> VerifierStageResult:
     sandbox.fill_tests(task.tests_dir, STAGE)  # through the filler: outside the agent's reach
     diff = ContainerDiff.take(sandbox.id)
-    changed = toolchain_flag(diff, sandbox.image_env(STAGE).get("PATH", ""), trial_dir)
+    config = sandbox.config(STAGE)  # one inspect: the image's environment and working dir
+    image_env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
+    changed = toolchain_flag(diff, image_env.get("PATH", ""), trial_dir)
     flags = [changed] if changed else []
     try:
-        run = run_judge(sandbox, task, timeout_sec)
+        run = run_judge(sandbox, task, timeout_sec, image_env,
+                        task.config.environment.workdir or config.get("WorkingDir") or "")
     except ContainerError as exc:
         failed = inside_failure(sandbox, exc)
         return VerifierStageResult(outcome=VerifierOutcome(timeout_sec=timeout_sec, duration_sec=0.0,
@@ -156,7 +164,7 @@ def _download(sandbox: Sandbox, trial_dir: Path, max_log_bytes: int,
     try:
         logs = sandbox.download_logs("/logs", trial_dir, STAGE, LOG_DIRS, max_log_bytes)
     except TransferError as exc:
-        if not _engine_answers() or not container_running(sandbox.id):
+        if not agents_doing(sandbox):
             raise
         flags.append(TrialFlag(kind="tampering", message=f"/logs could not be downloaded after test.sh: {exc.message}"))
         return None, False
