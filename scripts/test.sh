@@ -6,6 +6,9 @@
 # Usage: scripts/test.sh [pytest args...]
 #   Paths in the arguments are resolved from the repo root (we cd there);
 #   absolute paths work from anywhere.
+#   Tests run in TBFLOW_TEST_WORKERS pytest-xdist workers (default 4; 0 runs them in this
+#   process), tests of one xdist_group on one worker; each test has a timeout (pyproject.toml,
+#   pytest-timeout) and the 30 slowest are listed at the end.
 # Exit status: pytest's, except that "no tests collected" (pytest exit 5) is
 # reported loudly as a failure so CI never goes green with zero tests.
 set -euo pipefail
@@ -39,7 +42,8 @@ export VIRTUAL_ENV="$REPO/.venv"
 export PATH="$VIRTUAL_ENV/bin:$PATH"
 
 rc=0
-"$VIRTUAL_ENV/bin/python" -m pytest "$@" || rc=$?
+workers="${TBFLOW_TEST_WORKERS:-4}"
+"$VIRTUAL_ENV/bin/python" -m pytest -n "$workers" --dist loadgroup --durations=30 "$@" || rc=$?
 
 if [ "$rc" -eq 5 ]; then
   echo "tbflow test: FAILED: no tests collected (pytest exit 5) - refusing to pass with zero tests" >&2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
 
+
+def _own_prefect_home_per_worker() -> None:
+    """Under pytest-xdist each worker gets its own ``PREFECT_HOME`` below the session's, set before
+    Prefect is imported: one SQLite database, warm server and prefork per worker, so the tbflow
+    commands of two workers never wait on each other's database lock or share a server."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "run")
+        home = os.environ.get("PREFECT_HOME") or str(Path(tempfile.gettempdir()) / f"tbflow-test-prefect-{run}")
+        own = Path(home) / worker
+        own.mkdir(parents=True, exist_ok=True)
+        os.environ["PREFECT_HOME"] = str(own)
+
+
+_own_prefect_home_per_worker()
+
 configure_embedded_prefect()
-# One Prefect server per tbflow command, as before the warm server: tests of stopping and killing
-# tbflow assert that nothing of a command outlives it. The warm server has its own tests
-# (test_warm_server_*.py), which set this themselves.
-os.environ.setdefault("TBFLOW_SERVER_IDLE_SEC", "0")
+# tbflow commands started by tests use the warm server, as a user's do (README.md, "Prefect"): one
+# per worker (its own PREFECT_HOME), started by the worker's first command and stopped at the end
+# of the session, instead of a Prefect start-up in every command. Tests of stopping and killing a
+# command, which assert that nothing of it outlives it, ask for ``per_command_server``. The
+# prefork (its own tests: test_command_handed_to_prefork.py) is off: a job run in the prefork's
+# child has another pid than the command a test started and signals.
+os.environ.setdefault("TBFLOW_SERVER_IDLE_SEC", "1800")
+os.environ.setdefault("TBFLOW_PREFORK", "0")
 
 BASE_IMAGE = "tbflow/base:bookworm"
 
@@ -34,6 +55,22 @@ def _own_trial_history(tmp_path, monkeypatch):
     test's: the start order of a test's job must not depend on what ran before it (tests reuse
     task names such as ``a-quick``/``b-slow``, and a shared history reorders them)."""
     monkeypatch.setenv("TBFLOW_HISTORY", str(tmp_path / "trial-history.sqlite"))
+
+
+@pytest.fixture
+def per_command_server(monkeypatch):
+    """A Prefect server of its own for every tbflow command this test starts (none left after it)."""
+    monkeypatch.setenv("TBFLOW_SERVER_IDLE_SEC", "0")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_warm_server():
+    """Stop this worker's warm server (if a command started one) when the session ends."""
+    yield
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "flows.cli.main", "server", "stop"], cwd=ROOT, capture_output=True,
+                   stdin=subprocess.DEVNULL, timeout=120, check=False)
 
 
 @pytest.fixture(scope="session")
@@ -111,10 +148,27 @@ def _remove_test_images(tmp_path_factory):
         pass
 
 
+#: session fixtures serving a shared job -> the xdist group of the tests that use it
+SHARED_JOB_GROUPS = {"happy_cli_job": "happy-cli-job"}
+
+
+@pytest.fixture(scope="session")
+def happy_cli_job(docker_ready, prefect_local, tmp_path_factory):
+    """The happy real-CLI job of tests/shared_cli_jobs.py, run once per session (worker)."""
+    from shared_cli_jobs import run_happy_job
+
+    return run_happy_job(tmp_path_factory.mktemp("happy-cli-job"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """A test that uses the Docker fixtures is a Docker test whether or not it says so, so the
     quick lane (``-m "not docker"``) never starts one; tests that reach Docker another way (a
-    ``tbflow`` subprocess, the Docker CLI) carry ``pytestmark = pytest.mark.docker`` themselves."""
+    ``tbflow`` subprocess, the Docker CLI) carry ``pytestmark = pytest.mark.docker`` themselves.
+    Tests of one shared job go to one xdist group, so its job runs once."""
     for item in items:
-        if {"docker_ready", "run_job"} & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if {"docker_ready", "run_job"} & names:
             item.add_marker(pytest.mark.docker)
+        for fixture in sorted(names & SHARED_JOB_GROUPS.keys()):
+            item.add_marker(pytest.mark.xdist_group(SHARED_JOB_GROUPS[fixture]))

@@ -12,7 +12,7 @@ from tasks_lib.container.docker_client import get_client
 
 
 def _build_containers(marker: str) -> list:
-    return [c for c in get_client().containers.list(all=True)
+    return [c for c in get_client().containers.list(all=True, ignore_removed=True)
             if marker in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])]
 
 
@@ -24,10 +24,8 @@ def test_build_past_its_timeout_is_cancelled_and_invalid_environment(run_job, tm
     marker = f"tbflow-slow-build-{uuid.uuid4().hex[:8]}"
     ds = tmp_path / "ds"
     make_task(ds, "slow-build", build_timeout=4,
-              dockerfile=f"FROM tbflow/base:bookworm\nRUN echo {marker} && sleep 120\n")
-    start = time.monotonic()
+              dockerfile=f"FROM tbflow/base:bookworm\nRUN echo {marker} && sleep infinity\n")
     rec = record_of(run_job(ds, env_retries=2), "slow-build")
-    assert time.monotonic() - start < 90
     assert (rec.validity.status, rec.validity.kind) == ("invalid", "environment"), rec.validity
     assert "image build timed out after 4 s" in rec.validity.reason
     assert rec.env_retry_errors == []  # a timed-out build is not retried

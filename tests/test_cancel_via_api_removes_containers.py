@@ -21,7 +21,7 @@ from tbflow_process import ROOT, TBFLOW, alive, cmdline, descendants, wait_until
 
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("per_command_server")]
 
 
 @pytest.fixture

@@ -5,12 +5,11 @@ pi: its npm tree plus a pinned Node) into the normal tbflow cache, so the first 
 machine takes about a minute and later runs are cache hits. Each bundle must then:
 
 * run ``--version`` on the host (the same machine the container runs on);
-* be found again without npm or pip (a cache hit, in well under a second);
+* be found again without npm or pip (a cache hit: npm and Python are off PATH);
 * run headless with the exact argv/env of ``command()`` (paths under ``/opt/tbflow`` and
   ``/tmp/tbflow-*`` mapped to host dirs) against the mock model: a success must read 280/20
-  tokens from the CLI's own log, a 401 must read as never reaching the model, with its reason.
-
-Timings are printed (``pytest -s``) as ``TIMING`` lines.
+  tokens from the CLI's own log, a 401 must read as never reaching the model, with its reason,
+  after a capped number of requests.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,7 +24,7 @@ import pytest
 
 from tasks_lib.trial.harness_api import ModelAccess, PreparedHarness
 from harnesses.cli.claude_code import ClaudeCodeHarness
-from harnesses.cli.cli_harness import TOKEN_ENV, CliHarness
+from harnesses.cli.cli_harness import MODEL_RETRIES, TOKEN_ENV, CliHarness
 from harnesses.cli.codex import CodexHarness
 from harnesses.bundles.node_runtime import NODE_VERSION
 from harnesses.cli.opencode import OpencodeHarness
@@ -45,10 +43,7 @@ def prepared() -> dict[str, tuple[CliHarness, PreparedHarness]]:
     out = {}
     for cls in HARNESSES:
         h = cls()
-        t = time.monotonic()
-        p = h.prepare(None)
-        print(f"\nTIMING prepare {h.name}: {time.monotonic() - t:.2f}s")
-        out[h.name] = (h, p)
+        out[h.name] = (h, h.prepare(None))
     return out
 
 
@@ -96,9 +91,7 @@ def test_bundled_cli_runs_version_on_the_host(prepared, name, tmp_path):
         argv = [str(bundle / "node/bin/node"), str(bundle / CLI_JS), "--version"]
     else:
         argv = [str(bundle / "bin" / h.cli), "--version"]
-    t = time.monotonic()
     proc = _run(argv, env)
-    print(f"\nTIMING {name} --version: {time.monotonic() - t:.2f}s -> {(proc.stdout + proc.stderr).strip()[:60]}")
     assert proc.returncode == 0, proc.stderr
     assert h.version in proc.stdout + proc.stderr
 
@@ -109,10 +102,7 @@ def test_second_prepare_is_a_cache_hit_without_npm_or_pip(prepared, monkeypatch,
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.setattr("sys.executable", str(empty / "no-python"))  # pip download would fail too
     for cls in HARNESSES:
-        t = time.monotonic()
         again = cls().prepare(None)
-        took = time.monotonic() - t
-        print(f"\nTIMING cache hit {cls.name}: {took:.3f}s")
         assert again.uploads == prepared[cls.name][1].uploads
         assert again.provenance == prepared[cls.name][1].provenance
 
@@ -148,11 +138,10 @@ def host_run(h: CliHarness, p: PreparedHarness, task, access: ModelAccess, root:
         return s.replace(h.target, str(p.uploads[0].source)).replace(h.state_dir, str(state))
 
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), **{k: host(v) for k, v in cmd.env.items()}}
-    t = time.monotonic()
     with open(agent / cmd.stdout_name, "wb") as out, open(agent / cmd.stderr_name, "wb") as err:
         rc = subprocess.run([host(a) for a in cmd.argv], env=env, cwd=work, stdin=subprocess.DEVNULL,
                             stdout=out, stderr=err, timeout=180).returncode
-    return SimpleNamespace(rc=rc, secs=time.monotonic() - t, agent=agent, work=work, home=home, cmd=cmd)
+    return SimpleNamespace(rc=rc, agent=agent, work=work, home=home, cmd=cmd)
 
 
 @pytest.mark.parametrize("name", [c.name for c in HARNESSES])
@@ -162,7 +151,6 @@ def test_cli_reaches_the_mock_model_and_reports_usage(prepared, task, name, tmp_
         access = ModelAccess(base_url=mock.base_url, token=TOKEN, provider="openai", model="mock-model")
         r = host_run(h, p, task, access, tmp_path)
         requests = mock.requests
-    print(f"\nTIMING {name} headless success: {r.secs:.2f}s, exit {r.rc}, {len(requests)} requests")
     log = (r.agent / r.cmd.stdout_name).read_text()
     assert r.rc == 0, (r.agent / r.cmd.stderr_name).read_text()[-2000:]
     usage = h.parse_usage(r.agent)
@@ -185,9 +173,10 @@ def test_cli_401_reads_as_never_reaching_the_model(prepared, task, name, tmp_pat
     with MockModel() as mock:
         access = ModelAccess(base_url=mock.base_url + "/status/401", token=TOKEN, provider="openai", model="mock-model")
         r = host_run(h, p, task, access, tmp_path)
-    print(f"\nTIMING {name} headless 401: {r.secs:.2f}s, exit {r.rc}")
+        posts = [q for q in mock.requests if q["method"] == "POST"]
     usage = h.parse_usage(r.agent)
     assert usage is None or usage.total_tokens == 0
     assert r.rc == (0 if name == "pi" else 1)  # pi exits 0 after a 401: judge by usage
     assert "401" in h.error_line(r.agent)
-    assert r.secs < 120  # retries are capped: claude's default would take about 3 minutes (loose: a CLI's start took 52 s on a loaded machine)
+    # retries are capped (claude's default of 10 retries with backoff would take about 3 minutes)
+    assert 1 <= len(posts) <= 1 + MODEL_RETRIES, posts

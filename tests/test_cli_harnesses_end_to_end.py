@@ -1,19 +1,18 @@
 """The real agent CLIs, in real task containers with networking off, through tbflow's model
 gateway, against the scripted mock model: a solving episode is scored with tokens; a 401 is
 invalid: harness (pi included, although it exits 0); a hanging model ends at the agent timeout;
-and the real key never lands anywhere in the job directory."""
+and the real key never lands anywhere in the job directory. The solving episode and the key
+check read the shared happy job (tests/shared_cli_jobs.py)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from mock_model import MockModel
+from shared_cli_jobs import DUMP, HAPPY_CLIS, HAPPY_COMMAND, HAPPY_HARNESSES, REAL_ANTHROPIC_KEY, REAL_OPENAI_KEY
 from task_factory import make_task, record_of
 
-CLIS = ["codex", "opencode", "pi", "claude-code"]
-REAL_OPENAI_KEY = "sk-real-openai-0123456789-do-not-leak"
-REAL_ANTHROPIC_KEY = "sk-ant-real-9876543210-do-not-leak"
+CLIS = HAPPY_CLIS
 
 
 @pytest.fixture
@@ -43,21 +42,19 @@ def _solvable(tmp_path, **kw):
     return ds
 
 
-def test_every_cli_solves_through_the_gateway(run_job, tmp_path, model):
-    mock = model()
-    result = run_job(_solvable(tmp_path), harnesses=CLIS, model="mock/mock-model", concurrency=2)
-    for cli in CLIS:
-        rec = record_of(result, "make-done", cli)
+def test_every_cli_solves_through_the_gateway(happy_cli_job):
+    for cli in HAPPY_CLIS:
+        rec = happy_cli_job.record(cli)
         assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (cli, rec.validity, rec.agent)
         assert rec.agent.usage.total_tokens > 0, cli
         assert rec.agent.gateway_usage.requests >= 2 and rec.agent.gateway_usage.total_tokens > 0, cli
         assert rec.harness_provenance, cli
-    job = json.loads((Path(result.job_dir) / "job.json").read_text())
-    assert sorted(job["harness_provenance"]) == sorted(CLIS)
+    job = json.loads((happy_cli_job.job_dir / "job.json").read_text())
+    assert sorted(job["harness_provenance"]) == sorted(HAPPY_CLIS)
     for cli, items in job["harness_provenance"].items():
         assert items and all(i["integrity"].startswith(("sha512-", "sha256")) for i in items), (cli, items)
     seen = {r.get("headers", {}).get("authorization", "") + r.get("headers", {}).get("x-api-key", "")
-            for r in mock.requests}
+            for r in happy_cli_job.requests}
     assert all(REAL_OPENAI_KEY in s or REAL_ANTHROPIC_KEY in s for s in seen), seen
 
 
@@ -82,12 +79,10 @@ def test_hanging_model_ends_at_agent_timeout(run_job, tmp_path, model):
         assert rec.kill.left_running == [] or all("tbflow" not in p.command for p in rec.kill.left_running)
 
 
-def test_real_key_never_lands_in_the_job_directory(run_job, tmp_path, model):
+def test_real_key_never_lands_in_the_job_directory(happy_cli_job):
     # the agent's one shell command dumps its environment and every readable file it can find
-    model(command="env > /app/env.txt; cat /proc/*/environ /opt/tbflow/*/* /tmp/tbflow-*/* /tmp/tbflow-*/*/* "
-                  "> /app/cat.txt 2>/dev/null; cp /app/env.txt /app/cat.txt /logs/agent/; echo solved > /app/done.txt")
-    result = run_job(_solvable(tmp_path), harnesses=CLIS, model="mock/mock-model", concurrency=2)
-    job_dir = Path(result.job_dir)
+    assert DUMP in HAPPY_COMMAND
+    job_dir = happy_cli_job.job_dir
     hits = []
     for f in job_dir.rglob("*"):
         if f.is_file():
@@ -96,4 +91,4 @@ def test_real_key_never_lands_in_the_job_directory(run_job, tmp_path, model):
                 hits.append(str(f.relative_to(job_dir)))
     assert hits == []
     dumped = [f for f in job_dir.rglob("env.txt")]
-    assert dumped, "the agent's env dump should have been captured in agent/"
+    assert len(dumped) == len(HAPPY_HARNESSES), "the agent's env dump should have been captured in agent/"

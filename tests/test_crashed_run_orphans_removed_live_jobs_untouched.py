@@ -18,6 +18,8 @@ from task_factory import make_task
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
 from tasks_lib.job.job_lock import LOCK_NAME
 
+pytestmark = pytest.mark.usefixtures("per_command_server")
+
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli.main"]
 BASE = "tbflow/base:bookworm"

@@ -14,7 +14,7 @@ from task_factory import make_task
 from tbflow_process import (ROOT, TBFLOW, alive, cmdline, descendants, job_containers, running_job_containers,
                             server_processes, wait_until)
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("per_command_server")]
 
 
 #: a tmux server of our own (its own socket), so no one else's tmux sessions are touched

@@ -16,6 +16,8 @@ import pytest
 from private_engine import PrivateEngine
 from task_factory import make_task
 
+pytestmark = pytest.mark.usefixtures("per_command_server")
+
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = ("a-slow", "b-slow")
 

@@ -38,7 +38,7 @@ def test_hung_upstream_ends_in_504_after_the_read_timeout(tmp_path, api):
             resp = client.post(api.path, headers=api.headers(token), json=api.body("tool", True))
         took = time.monotonic() - start
         assert resp.status_code == 504
-        assert 0.4 < took < 10, took  # the read timeout, not forever (loose: a loaded machine)
+        assert took > 0.4, took  # it waited the read timeout (not forever: the client's 10 s would raise)
         assert "did not answer within 0.5 s" in resp.text
         if api.family == "anthropic":
             assert resp.json()["error"]["type"] == "timeout_error"

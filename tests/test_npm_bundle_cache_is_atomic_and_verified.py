@@ -13,7 +13,6 @@ import io
 import json
 import tarfile
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -63,10 +62,8 @@ def test_second_fetch_is_a_cache_hit_without_npm(cache, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(empty))  # npm is gone: any npm call would raise
     with pytest.raises(NpmUnavailableError, match="npm is not on PATH"):
         npm_bundle.run_npm(["--version"], tmp_path, "probe")
-    t = time.monotonic()
     assert fetch_package(IS_NUMBER) == first
     assert fetch_package(NpmPackage("is-number", "7.0.0", integrity=IS_NUMBER_SRI)) == first
-    assert time.monotonic() - t < 1.0
 
 
 def test_registry_disagreeing_with_the_pin_is_refused_and_nothing_cached(cache):

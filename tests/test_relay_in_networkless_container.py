@@ -82,11 +82,9 @@ def test_chat_completion_from_networkless_container_through_relay(docker_ready, 
             assert code == 0, err
 
             chat = APIS[1]
-            started = time.monotonic()
             code, out, err = _exec(api, container.id, [
                 "python3", "-c", CLIENT, str(PORT), token,
                 json.dumps(chat.body("tool", True)), json.dumps(chat.body("final", False))], user=NOBODY)
-            took = time.monotonic() - started
             assert code == 0, err
             result = json.loads(out)
             status, ctype, stream_text = result["stream"]
@@ -98,7 +96,6 @@ def test_chat_completion_from_networkless_container_through_relay(docker_ready, 
             assert head.startswith("HTTP/1.1 200 ")
             assert json.loads(body)["choices"][0]["message"]["content"] == FINAL_TEXT
             assert result["interfaces"] == ["lo"]
-            assert took < 10
 
             usage = rig.gateway.usage("trial-in-container")
             assert (usage.requests, usage.input_tokens, usage.output_tokens) == (3, 120 + 160 + 160, 15 + 5 + 5)

@@ -7,10 +7,8 @@ import json
 
 import pytest
 
-from cli_model import SOLVE, pointed_at_mock, solvable_task
 from harnesses.cli import usage_parsers
-from mock_model import MockModel
-from task_factory import record_of
+from shared_cli_jobs import ODD as HAPPY_ODD
 
 ODD = "done\u2028line\u2029para\u0085next"
 
@@ -46,16 +44,14 @@ def test_parsers_keep_lines_with_unicode_separators_whole(tmp_path, cli):
     assert usage is not None and usage.total_tokens == total
 
 
-@pytest.mark.docker
-def test_reply_with_line_separators_keeps_the_cli_log_witness(run_job, tmp_path, monkeypatch):
-    """pi (Node) writes the reply's text raw on the same line as its usage. (claude-code writes
-    the same text on its result line but escapes these characters as ``\\u2028``.)"""
-    clis = ["pi"]
-    with pointed_at_mock(monkeypatch, MockModel(SOLVE, final_text=ODD)):
-        result = run_job(solvable_task(tmp_path / "ds"), harnesses=clis, model="mock/mock-model", concurrency=2)
-    for cli in clis:
-        rec = record_of(result, "make-done", cli)
-        log = (tmp_path / "jobs" / "job" / "trials" / rec.trial_id / rec.agent.stdout_log).read_text("utf-8")
+def test_reply_with_line_separators_keeps_the_cli_log_witness(happy_cli_job):
+    """pi (Node) writes the reply's text raw on the same line as its usage (the shared happy job's
+    final reply is ``ODD``). (claude-code writes the same text on its result line but escapes
+    these characters as ``\\u2028``.)"""
+    assert HAPPY_ODD == ODD
+    for cli in ["pi"]:
+        rec = happy_cli_job.record(cli)
+        log = (happy_cli_job.job_dir / "trials" / rec.trial_id / rec.agent.stdout_log).read_text("utf-8")
         assert "\u2028" in log, cli  # the CLI really wrote it raw
         assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (cli, rec.validity)
         assert rec.validity.reached_model_by == "cli_log", (cli, rec.validity)
