@@ -313,6 +313,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     mock: "MockModel"
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-reply (a CLI killed at its timeout) is normal here: no traceback."""
+
 
 class MockModel:
     """The mock on 127.0.0.1 in a background thread; a context manager for pytest fixtures.

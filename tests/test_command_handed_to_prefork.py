@@ -37,6 +37,7 @@ def warm(tmp_path):
     env = dict(os.environ, PREFECT_HOME=str(home), TBFLOW_SERVER_IDLE_SEC="300",
                OPENAI_API_KEY="sk-test-not-for-the-prefork", TBFLOW_HISTORY=str(tmp_path / "first.sqlite"))
     env.pop("PREFECT_API_URL", None)
+    env.pop("TBFLOW_PREFORK", None)  # the suite turns it off for every other test (tests/conftest.py)
     ds = tmp_path / "ds"
     make_task(ds, "one", solve="echo ok > /app/done\n", check="[ -f /app/done ]")
     first = tbflow(env, "run", str(ds), "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "first")

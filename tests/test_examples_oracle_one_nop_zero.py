@@ -1,8 +1,8 @@
 """The example tasks calibrate the runner: oracle scores 1 and nop 0 on every one of them."""
 
-import time
 from pathlib import Path
 
+from container_events import JobContainerEvents
 from task_factory import record_of
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
@@ -25,16 +25,15 @@ def test_oracle_scores_one_and_nop_zero_on_every_example(run_job):
     assert (trial / "verifier" / "test-stdout.txt").read_text().count("passed") >= 1
 
 
-def test_server_started_with_ampersand_still_answers_for_the_verifier(run_job, docker_ready):
-    since = time.time() - 1
-    result = run_job(EXAMPLES, harnesses=["oracle"], include=["status-server"])
-    created = list(docker_ready.events(since=since, until=time.time() + 1, decode=True, filters={
-        "type": "container", "event": "create", "label": f"tbflow.job={result.job_id}"}))
-    fillers = [e for e in created if e["Actor"]["Attributes"].get("tbflow.role") == "filler"]
-    created = [e for e in created if e not in fillers]
+def test_server_started_with_ampersand_still_answers_for_the_verifier(run_job, docker_ready, tmp_path):
+    with JobContainerEvents(docker_ready, job_dir=tmp_path / "jobs" / "job") as seen:
+        result = run_job(EXAMPLES, harnesses=["oracle"], include=["status-server"])
+    fillers = [a for a in seen.created if a.get("tbflow.role") == "filler"]
+    created = [a for a in seen.created if a not in fillers]
     assert len(created) == 1 and len(fillers) == 1  # the trial's container and the one owning its judge volumes
+    assert {a.get("tbflow.job") for a in seen.created} == {result.job_id}
     # the cancellation hook finds a run's containers by this label
-    assert created[0]["Actor"]["Attributes"].get("tbflow.flow_run")
+    assert created[0].get("tbflow.flow_run")
     rec = record_of(result, "status-server")
     assert rec.validity.reward == 1.0
     assert rec.kill is not None and not rec.kill.cut_off and rec.kill.killed == []

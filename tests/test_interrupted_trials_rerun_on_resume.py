@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from container_events import JobContainerEvents
 from task_factory import make_task, record_of
 from tbflow_process import trial_containers
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_TRIAL
-
-pytestmark = pytest.mark.usefixtures("per_command_server")
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"
@@ -85,14 +84,11 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     assert not (trial_dir / "trial.json").exists(), "an interrupted trial must leave no record"
     quick_record = (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").read_text()
 
-    since = time.time() - 0.5
-    result = run_job(ds, job_name="j")
+    with JobContainerEvents(docker_ready, job_id=job_id) as seen:
+        result = run_job(ds, job_name="j")
     rec = record_of(result, "b-slow")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity
     assert (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").read_text() == quick_record
-    created = docker_ready.events(since=since, until=time.time() + 1, decode=True,
-                                  filters={"type": "container", "event": "create", "label": f"{LABEL_JOB}={job_id}"})
     # one trial container for the slow trial only (each comes with a filler that owns its judge volumes)
-    trials = [e["Actor"]["Attributes"].get(LABEL_TRIAL) for e in created
-              if e["Actor"]["Attributes"].get("tbflow.role") != "filler"]
+    trials = [a.get(LABEL_TRIAL) for a in seen.created if a.get("tbflow.role") != "filler"]
     assert trials == [SLOW]

@@ -54,6 +54,20 @@ def _flow_run_pid_of(worker_pid: int) -> tuple[int, str] | None:
     return None
 
 
+#: heartbeats every 5 s and a lost run crashed after 30 s without one (the documented file says
+#: 30 s and 90 s): the same automation, a minute sooner; still 6 heartbeats of margin under load
+HEARTBEAT_SEC, ZOMBIE_AFTER_SEC = 5, 30
+
+
+def _fast_zombie_automation(tmp_path: Path) -> Path:
+    """deployments/crash-zombie-runs.yaml with only its ``within`` shortened (test-only)."""
+    documented = (ROOT / "deployments" / "crash-zombie-runs.yaml").read_text()
+    assert documented.count("within: 90\n") == 1, "the documented automation changed: update this test"
+    fast = tmp_path / "crash-zombie-runs.yaml"
+    fast.write_text(documented.replace("within: 90\n", f"within: {ZOMBIE_AFTER_SEC}\n"))
+    return fast
+
+
 @pytest.mark.docker
 def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(docker_ready, tmp_path):
     ds, jobs = tmp_path / "ds", tmp_path / "shared" / "jobs"
@@ -61,7 +75,7 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
         make_task(ds, f"t{i:02d}", solve="sleep 6\n")
     port = free_port()
     env = clean_env(tmp_path / "prefect-home", PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
-                    PREFECT_FLOWS_HEARTBEAT_FREQUENCY="30", PREFECT_SERVER_ANALYTICS_ENABLED="false",
+                    PREFECT_FLOWS_HEARTBEAT_FREQUENCY=str(HEARTBEAT_SEC), PREFECT_SERVER_ANALYTICS_ENABLED="false",
                     PATH=f"{VENV}:{os.environ['PATH']}")
     procs = {"server": start_session([str(VENV / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
                                       str(port)], env, tmp_path, tmp_path / "server.log")}
@@ -69,7 +83,7 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
         _sh("prefect server status --wait --timeout 300", env)
         _sh("prefect work-pool create tbflow --type process --overwrite", env)
         _sh("prefect --no-prompt deploy --all --prefect-file deployments/prefect.yaml", env)
-        _sh("prefect automation create --from-file deployments/crash-zombie-runs.yaml", env)
+        _sh(f"prefect automation create --from-file {_fast_zombie_automation(tmp_path)}", env)
         for name in ("a", "b"):
             wd = tmp_path / f"worker-{name}"
             wd.mkdir()

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from container_events import JobContainerEvents
 from task_factory import make_task
 
 from flows.cli.main import app
@@ -80,17 +81,11 @@ def test_same_identity_resumes_and_keeps_records(run_job, tmp_path, docker_ready
     make_task(ds, "beta")
     first = run_job(ds, harnesses=["nop"], job_name="j")
     job_id = first.job_id
-    import time
-    # events have whole-second resolution: start the window after the first run's last second, so
-    # a container the first run created in its final second is not counted against the resume
-    time.sleep(1.1)
-    since = int(time.time())
-    res = _ran(tmp_path, ds)
+    with JobContainerEvents(docker_ready, job_id=job_id) as seen:  # a live stream: opened after the first run
+        res = _ran(tmp_path, ds)
     assert res.exit_code == 0, res.output
     assert "already recorded" in res.output
-    created = list(docker_ready.events(since=since, until=time.time() + 1, decode=True,
-                                       filters={"type": "container", "event": "create", "label": f"tbflow.job={job_id}"}))
-    assert created == []
+    assert seen.created == []
 
 
 def test_cli_adapter_identity_covers_shared_modules_but_not_other_clis():
