@@ -8,7 +8,9 @@ the action sees every event as it happens.
 
 ``with JobContainerEvents(client, job_dir=...) as seen: run(); seen.created`` waits, on exit, until
 every container it saw created was also destroyed (tbflow removes a job's containers before it
-returns), so no create event is still on its way when the test reads ``created``.
+returns), so no create event is still on its way when the test reads ``created``. With
+``execs=True`` it also sees each exec start (``exec_started``), the moment a stage begins inside a
+container, without a ``docker exec`` poll that a loaded machine makes miss a short stage.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ import threading
 import time
 from pathlib import Path
 
-from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR
+from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
 
 
 class JobContainerEvents:
     def __init__(self, client, *, job_dir: Path | None = None, job_id: str | None = None,
-                 settle_sec: float = 60) -> None:
+                 settle_sec: float = 60, execs: bool = False) -> None:
         label = f"{LABEL_JOB_DIR}={Path(job_dir).resolve()}" if job_dir is not None else f"{LABEL_JOB}={job_id}"
-        self._filters = {"type": "container", "event": ["create", "destroy"], "label": label}
+        events = ["create", "destroy"] + (["exec_start"] if execs else [])
+        self._filters = {"type": "container", "event": events, "label": label}
         self._client, self._settle = client, settle_sec
         self._events: list[dict] = []
         self._lock = threading.Condition()
@@ -54,6 +57,13 @@ class JobContainerEvents:
                 self._lock.wait(0.5)
         self._stream.close()
         self._thread.join(5)
+
+    def exec_started(self, trial: str, command_part: str) -> bool:
+        """Whether an exec whose command line contains ``command_part`` started in ``trial``'s
+        container (needs ``execs=True``; the action reads ``exec_start: <command line>``)."""
+        with self._lock:
+            return any(e.get("Action", "").startswith("exec_start:") and command_part in e["Action"]
+                       and e["Actor"]["Attributes"].get(LABEL_TRIAL) == trial for e in self._events)
 
     @property
     def created(self) -> list[dict]:

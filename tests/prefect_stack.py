@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import httpx
+from tenacity import retry, retry_if_result, stop_after_attempt, wait_exponential
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,14 +58,26 @@ def stop_session(proc: subprocess.Popen, grace: float = 15) -> None:
             time.sleep(0.3)
 
 
+#: what a Prefect server answers when it is busy (a locked SQLite database is a 503): Prefect's own
+#: client retries these (PREFECT_CLIENT_MAX_RETRIES), so the tests' plain HTTP calls do too
+BUSY = (429, 503)
+
+
+@retry(retry=retry_if_result(lambda r: r.status_code in BUSY), wait=wait_exponential(multiplier=0.5, max=5),
+       stop=stop_after_attempt(10), retry_error_callback=lambda state: state.outcome.result())
+def send(method: str, url: str, **kw) -> httpx.Response:
+    """One HTTP request to a Prefect server, retried while the server says it is busy."""
+    return httpx.request(method, url, timeout=kw.pop("timeout", 30), **kw)
+
+
 class Api:
     """The few REST calls the tests read the server with (plain HTTP: no client settings involved)."""
 
     def __init__(self, url: str) -> None:
-        self.http = httpx.Client(base_url=url, timeout=30)
+        self.url = url.rstrip("/")
 
     def post(self, path: str, body: dict | None = None):
-        r = self.http.post(path, json=body or {})
+        r = send("POST", self.url + path, json=body or {})
         r.raise_for_status()
         return r.json()
 

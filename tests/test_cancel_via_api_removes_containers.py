@@ -13,9 +13,9 @@ import signal
 import subprocess
 import sys
 
-import httpx
 import pytest
 
+from prefect_stack import send
 from task_factory import make_task
 from tbflow_process import ROOT, TBFLOW, alive, cmdline, descendants, wait_until
 
@@ -37,7 +37,7 @@ def served(tmp_path):
         wait_until(lambda: runner.poll() is not None or url_file.exists(), 300, "the server")
         assert runner.poll() is None, runner.stdout.read()
         api = url_file.read_text()
-        wait_until(lambda: httpx.get(f"{api}/deployments/name/tbflow-job/tbflow-test").status_code == 200, 120,
+        wait_until(lambda: send("GET", f"{api}/deployments/name/tbflow-job/tbflow-test").status_code == 200, 120,
                    "the deployment")
         yield api, runner.pid
     finally:
@@ -51,9 +51,9 @@ def served(tmp_path):
 
 
 def _start_run(api: str, ds, jobs) -> str:
-    dep = httpx.get(f"{api}/deployments/name/tbflow-job/tbflow-test").json()
+    dep = send("GET", f"{api}/deployments/name/tbflow-job/tbflow-test").json()
     params = {"dataset": str(ds), "jobs_dir": str(jobs), "job_name": "j", "concurrency": 2}
-    resp = httpx.post(f"{api}/deployments/{dep['id']}/create_flow_run", json={"parameters": params})
+    resp = send("POST", f"{api}/deployments/{dep['id']}/create_flow_run", json={"parameters": params})
     resp.raise_for_status()
     return resp.json()["id"]
 
@@ -66,7 +66,7 @@ def _run_containers(client, run_id: str, running: bool = False) -> list[str]:
 
 
 def _state(api: str, run_id: str) -> str:
-    return httpx.get(f"{api}/flow_runs/{run_id}").json()["state"]["type"]
+    return send("GET", f"{api}/flow_runs/{run_id}").json()["state"]["type"]
 
 
 def _two_slow_trials(tmp_path, agent_sec: int = 20):
@@ -81,7 +81,7 @@ def test_cancel_via_api_removes_containers(served, docker_ready, tmp_path):
     ds, jobs = _two_slow_trials(tmp_path, agent_sec=600)  # only the cancellation can end them in time
     run_id = _start_run(api, ds, jobs)
     wait_until(lambda: len(_run_containers(docker_ready, run_id, running=True)) == 2, 300, "both trial containers")
-    httpx.post(f"{api}/flow_runs/{run_id}/set_state",
+    send("POST", f"{api}/flow_runs/{run_id}/set_state",
                json={"state": {"type": "CANCELLING", "name": "Cancelling"}, "force": True}).raise_for_status()
     wait_until(lambda: not _run_containers(docker_ready, run_id), 90, "the containers to be removed")
     wait_until(lambda: _state(api, run_id) == "CANCELLED", 90, "the run to be cancelled")

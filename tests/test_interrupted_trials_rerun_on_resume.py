@@ -14,35 +14,23 @@ import pytest
 
 from container_events import JobContainerEvents
 from task_factory import make_task, record_of
-from tbflow_process import trial_containers
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_TRIAL
+from tasks_lib.container.judge_tools import JUDGE, LAUNCH
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"
-
-
-def _in_container(client, trial_dir, path):
-    """Whether ``path`` exists in the slow trial's container; False while it is being created or
-    removed (polling under load can meet either, and that is not the stage we wait for)."""
-    from docker.errors import DockerException
-
-    found = trial_containers(client, trial_dir.parents[2], SLOW)  # this test's job, never another session's
-    c = found[0] if found else None
-    try:
-        return c is not None and c.exec_run(["test", "-e", path]).exit_code == 0
-    except DockerException:
-        return False
 
 
 STAGES = {
     # stage: (task overrides, condition that says the stage is running)
     "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 20\n"),
               lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
+    # the agent and the verifier: the exec that starts them, as the engine reports it (live events)
     "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
-              lambda c, trial_dir: _in_container(c, trial_dir, "/logs/agent/oracle.txt")),
+              lambda seen, trial_dir: seen.exec_started(SLOW, LAUNCH)),
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: _in_container(c, trial_dir, "/logs/verifier/test-stdout.txt")),
+                 lambda seen, trial_dir: seen.exec_started(SLOW, f"{JUDGE} verify ")),
     # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
     # download is seen from the host side (its first file appears in the trial dir), a stat
     # that a loaded machine cannot make miss the window the way a `docker exec` poll did
@@ -62,6 +50,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     overrides = {k: v.format(nonce=uuid.uuid4().hex) if isinstance(v, str) else v for k, v in overrides.items()}
     make_task(ds, "b-slow", **overrides)
     jobs = tmp_path / "jobs"
+    first_run = JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True).__enter__()
     proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
                              "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT,
@@ -69,7 +58,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     trial_dir = jobs / "j" / "trials" / SLOW
     try:
         deadline = time.monotonic() + 120
-        while not (running(docker_ready, trial_dir) and (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").exists()):
+        while not (running(first_run, trial_dir) and (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").exists()):
             assert proc.poll() is None, proc.stdout.read()
             assert time.monotonic() < deadline, f"stage {stage} never started"
             time.sleep(0.05)
@@ -78,6 +67,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     finally:
         if proc.poll() is None:
             proc.kill()
+        first_run.__exit__(None, None, None)
     assert proc.returncode in (130, 143, -sig), out
     job_id = json.loads((jobs / "j" / "job.json").read_text())["job_id"]
     assert docker_ready.containers.list(all=True, filters={"label": f"{LABEL_JOB}={job_id}"}) == []
