@@ -32,7 +32,7 @@ def _trial_container(client, job_dir: Path, name: str):
 
 
 def _exists(client, cid: str) -> bool:
-    return any(c.id == cid for c in client.containers.list(all=True))
+    return any(c.id == cid for c in client.containers.list(all=True, ignore_removed=True))
 
 
 def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:
