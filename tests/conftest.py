@@ -94,13 +94,10 @@ def prefect_local():
 @pytest.fixture
 def run_job(docker_ready, prefect_local, tmp_path):
     """Run the real job flow on a dataset and return its ``JobResult``."""
-    from flows.job_config import JobConfig
-    from flows.job_flow import job_flow
+    from task_factory import run_job_flow
 
     def _run(dataset: Path, **kw):
-        kw.setdefault("jobs_dir", str(tmp_path / "jobs"))
-        kw.setdefault("job_name", "job")
-        return job_flow(**JobConfig(dataset=str(dataset), **kw).flow_parameters())
+        return run_job_flow(dataset, kw.pop("jobs_dir", tmp_path / "jobs"), **kw)
 
     return _run
 

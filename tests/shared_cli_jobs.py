@@ -14,12 +14,12 @@ which pi writes raw on its usage line.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from mock_model import MockModel
-from task_factory import make_task, record_of
+from task_factory import make_task, record_of, run_job_flow
 
 HAPPY_CLIS = ["codex", "opencode", "pi", "claude-code"]
 HAPPY_HARNESSES = ["oracle", *HAPPY_CLIS]
@@ -65,26 +65,12 @@ def happy_task(root: Path) -> Path:
 
 def run_happy_job(root: Path) -> SharedJob:
     """Run the happy job under ``root`` (its dataset and jobs dir) with the real keys set."""
-    from flows.job_config import JobConfig
-    from flows.job_flow import job_flow
-
-    with contextlib.ExitStack() as stack:
-        mock = stack.enter_context(MockModel(HAPPY_COMMAND, final_text=ODD))
-        env = stack.enter_context(_patched_env())
+    with MockModel(HAPPY_COMMAND, final_text=ODD) as mock, pytest.MonkeyPatch.context() as env:
         env.setenv("TBFLOW_OPENAI_BASE_URL", f"{mock.base_url}/v1")
         env.setenv("OPENAI_API_KEY", REAL_OPENAI_KEY)
         env.setenv("TBFLOW_ANTHROPIC_BASE_URL", mock.base_url)
         env.setenv("ANTHROPIC_API_KEY", REAL_ANTHROPIC_KEY)
         env.setenv("TBFLOW_HISTORY", str(root / "trial-history.sqlite"))
-        config = JobConfig(dataset=str(happy_task(root / "ds")), harnesses=HAPPY_HARNESSES, model="mock/mock-model",
-                           concurrency=2, jobs_dir=str(root / "jobs"), job_name="job")
-        result = job_flow(**config.flow_parameters())
+        result = run_job_flow(happy_task(root / "ds"), root / "jobs", harnesses=HAPPY_HARNESSES,
+                              model="mock/mock-model", concurrency=2)
         return SharedJob(result, mock.requests)
-
-
-@contextlib.contextmanager
-def _patched_env():
-    import pytest
-
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp

@@ -57,3 +57,12 @@ def record_of(result, task: str, harness: str = "oracle", attempt: int = 1):
         if (r.spec.task_name, r.spec.harness, r.spec.attempt) == (task, harness, attempt):
             return r
     raise AssertionError(f"no record for {task}/{harness}/{attempt}; have {[r.trial_id for r in result.records]}")
+
+
+def run_job_flow(dataset: Path, jobs_dir: Path, **kw):
+    """Run the real job flow in this process (as ``tbflow run`` does) and return its ``JobResult``."""
+    from flows.job_config import JobConfig
+    from flows.job_flow import job_flow
+
+    kw.setdefault("job_name", "job")
+    return job_flow(**JobConfig(dataset=str(dataset), jobs_dir=str(jobs_dir), **kw).flow_parameters())

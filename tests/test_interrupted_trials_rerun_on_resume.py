@@ -50,24 +50,23 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     overrides = {k: v.format(nonce=uuid.uuid4().hex) if isinstance(v, str) else v for k, v in overrides.items()}
     make_task(ds, "b-slow", **overrides)
     jobs = tmp_path / "jobs"
-    first_run = JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True).__enter__()
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
-                             "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT,
-                            text=True)
-    trial_dir = jobs / "j" / "trials" / SLOW
-    try:
-        deadline = time.monotonic() + 120
-        while not (running(first_run, trial_dir) and (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").exists()):
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, f"stage {stage} never started"
-            time.sleep(0.05)
-        proc.send_signal(sig)
-        out, _ = proc.communicate(timeout=240)  # stopping mid-download of 2 GiB took over 60 s at load 20
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        first_run.__exit__(None, None, None)
+    with JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True) as first_run:
+        proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
+                                 "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT,
+                                text=True)
+        trial_dir = jobs / "j" / "trials" / SLOW
+        try:
+            deadline = time.monotonic() + 120
+            while not (running(first_run, trial_dir) and (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").exists()):
+                assert proc.poll() is None, proc.stdout.read()
+                assert time.monotonic() < deadline, f"stage {stage} never started"
+                time.sleep(0.05)
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=240)  # stopping mid-download of 2 GiB took over 60 s at load 20
+        finally:
+            if proc.poll() is None:
+                proc.kill()
     assert proc.returncode in (130, 143, -sig), out
     job_id = json.loads((jobs / "j" / "job.json").read_text())["job_id"]
     assert docker_ready.containers.list(all=True, filters={"label": f"{LABEL_JOB}={job_id}"}) == []
