@@ -23,9 +23,14 @@ def detached(script: str) -> str:
 
 
 # Finds the judge while test.sh runs (SLOW_0 gives it 2 s), then spins on `kill -0` (a builtin,
-# no fork) until the judge has exited: it read the reward by then, and tbflow's download of /logs
-# comes later still, so what follows always happens between the two.
-AFTER_JUDGE = f'j=$(find_proc "{JUDGE_VERIFY}"); while kill -0 "$j" 2>/dev/null; do :; done; '
+# no fork) until the judge has exited: it read the reward by then. What follows must happen before
+# tbflow downloads /logs; on a loaded machine the daemon may not be scheduled in time, so the attack
+# touches DONE_MARK once it struck and the test holds the download until then (``hold_download``).
+# The daemon is late on purpose (sleep 2), so every run relies on the hold, not on the scheduler.
+AFTER_JUDGE = f'j=$(find_proc "{JUDGE_VERIFY}"); while kill -0 "$j" 2>/dev/null; do :; done; sleep 2; '
+DONE_MARK = "/tmp/attack-struck"
+#: attacks whose verdict depends on striking between the judge's exit and tbflow's download
+STRIKE_BEFORE_DOWNLOAD = ("append-after-exit", "reward-dir-after-exit")
 WRITES_0 = "#!/bin/bash\necho 'a test failed'\necho 0 > /logs/verifier/reward.txt\n"
 SLOW_0 = "#!/bin/bash\necho 'a test failed'\nsleep 2\necho 0 > /logs/verifier/reward.txt\n"
 
@@ -60,11 +65,13 @@ ATTACKS: dict[str, dict] = {
     "reward-fifo-during-test": dict(solve=detached('find_proc "bash /tests/test.sh" >/dev/null; '
                                                    "rm -f /logs/verifier/reward.txt; mkfifo /logs/verifier/reward.txt"),
                                     test_sh=SLOW_0, verifier_timeout=8),
-    "append-after-exit": dict(solve=detached(AFTER_JUDGE + 'for i in $(seq 3000); do echo 1 >> /logs/verifier/reward.txt; '
+    "append-after-exit": dict(solve=detached(AFTER_JUDGE + 'echo 1 >> /logs/verifier/reward.txt; '
+                                                           f'touch {DONE_MARK}; '
+                                                           'for i in $(seq 3000); do echo 1 >> /logs/verifier/reward.txt; '
                                                            'sleep 0.01; done'), test_sh=SLOW_0),
     "reward-dir-after-exit": dict(solve=detached(AFTER_JUDGE + 'rm -f /logs/verifier/reward.txt; '
                                                  'mkdir /logs/verifier/reward.txt; echo 1 > /logs/verifier/reward.txt/x; '
-                                                 'sleep 60'), test_sh=SLOW_0),
+                                                 f'touch {DONE_MARK}; sleep 60'), test_sh=SLOW_0),
     "workdir-replaced-by-file": dict(solve="cd /\nrm -rf /app\necho x > /app\n", check='[ "$(pwd)" = /app ]'),
     "reward-symlink-before": dict(solve="ln -s /dev/null /logs/verifier/reward.txt\n", test_sh=WRITES_0),
     "decoy-run-files": dict(solve="mkdir -p /opt/tbflow/run && echo 1 > /opt/tbflow/run/verifier.sid && "
