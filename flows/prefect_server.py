@@ -9,10 +9,10 @@ ConnectError traceback), and stops it only from ``atexit`` (so ``kill -9`` of tb
 ``start()`` instead binds a free 127.0.0.1 port, points ``PREFECT_API_URL`` at it (before
 Prefect is imported, so Prefect never starts its own) and launches ``flows.server_process`` on
 that socket: in a new session, with a pipe from tbflow that tells it when tbflow is gone (see
-that module). Planning, the Docker preflight and the imports run while the server starts;
-``wait_ready()`` blocks only right before the flow run. When ``PREFECT_API_URL`` is already set,
-that server is used and only the guard process is started. See README.md, "Prefect" and
-"Stopping".
+that module), its output in ``PREFECT_HOME/tbflow-command-server.log``. Planning, the Docker
+preflight and the imports run while the server starts; ``wait_ready()`` blocks only right before
+the flow run. When ``PREFECT_API_URL`` is already set, that server is used and only the guard
+process is started. See README.md, "Prefect" and "Stopping".
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from flows.server_health import wait_healthy
 from flows.shared_server import SharedServer
 
 STOP_WAIT_SEC = 15.0
+#: in PREFECT_HOME: what the per-command server and its guard print (Prefect's own logging at its
+#: shutdown, e.g. "Error flushing events" on a loaded machine, is not the user's terminal's business)
+COMMAND_SERVER_LOG = "tbflow-command-server.log"
 READY_TIMEOUT_SEC = 120.0
 
 
@@ -41,6 +44,7 @@ class LocalServer:
     process: subprocess.Popen
     api_url: str | None
     own_server: bool
+    log: Path | None = None
     announced: set[str] = field(default_factory=set)
     ready: bool = False
 
@@ -54,9 +58,10 @@ class LocalServer:
             if self.process.poll() is None:
                 return None
             return (f"the embedded Prefect server exited with code {self.process.returncode} while starting "
-                    "(set PREFECT_API_URL to use a running server instead)")
+                    f"(its output: {self.log}; set PREFECT_API_URL to use a running server instead)")
 
-        wait_healthy(self.api_url, timeout, gone, f"the embedded Prefect server did not answer within {timeout:.0f} s")
+        wait_healthy(self.api_url, timeout, gone,
+                     f"the embedded Prefect server did not answer within {timeout:.0f} s (its output: {self.log})")
         self.ready = True
 
     def watch_job_dir(self, job_dir: str | os.PathLike) -> None:
@@ -140,11 +145,13 @@ def start(shared: bool = False) -> LocalServer | SharedServer:
         api_url = configured
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    process = subprocess.Popen(args, stdin=subprocess.PIPE, env=env, cwd=os.getcwd(), start_new_session=True,
-                               pass_fds=(sock.fileno(),) if sock else ())
+    log = shared_server.log_path(COMMAND_SERVER_LOG)
+    with open(log, "ab") as out:
+        process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                   cwd=os.getcwd(), start_new_session=True, pass_fds=(sock.fileno(),) if sock else ())
     if sock is not None:
         sock.close()  # the server holds it now
-    _current = LocalServer(process, api_url, own_server=sock is not None)
+    _current = LocalServer(process, api_url, own_server=sock is not None, log=log)
     # Registered before Prefect is imported, so it runs after Prefect's own atexit handlers
     # (LIFO): buffered events and logs reach the server before it stops.
     atexit.register(_current.stop)

@@ -134,20 +134,27 @@ def daemon_env() -> dict[str, str]:
     return env
 
 
-def spawn_background(module: str, args: list[str], log_name: str, extra_env: dict[str, str] | None = None) -> None:
-    """Start ``python -m MODULE ARGS`` in a session of its own, outliving this command, with the
-    allowlisted environment (``daemon_env``) and its output appended to ``PREFECT_HOME/LOG_NAME``
-    (started afresh past 10 MiB). The warm server and the prefork (flows/prefork.py) start so."""
+def log_path(log_name: str) -> Path:
+    """``PREFECT_HOME/LOG_NAME``, where a server tbflow starts writes its output (appended; started
+    afresh past 10 MiB), so Prefect's own logging never reaches the user's terminal."""
     home = prefect_home()
     home.mkdir(parents=True, exist_ok=True)
     log = home / log_name
     if log.is_file() and log.stat().st_size > 10 * 2**20:
         log.unlink()
+    return log
+
+
+def spawn_background(module: str, args: list[str], log_name: str, extra_env: dict[str, str] | None = None) -> None:
+    """Start ``python -m MODULE ARGS`` in a session of its own, outliving this command, with the
+    allowlisted environment (``daemon_env``) and its output appended to ``PREFECT_HOME/LOG_NAME``
+    (started afresh past 10 MiB). The warm server and the prefork (flows/prefork.py) start so."""
+    home = prefect_home()
     root = str(Path(__file__).resolve().parents[1])
     env = daemon_env()
     env.update(extra_env or {})
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(log, "ab") as out:
+    with open(log_path(log_name), "ab") as out:
         subprocess.Popen([sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=out,
                          stderr=subprocess.STDOUT, env=env, cwd=str(home), start_new_session=True, close_fds=True)
 
