@@ -43,7 +43,8 @@ export PATH="$VIRTUAL_ENV/bin:$PATH"
 
 rc=0
 workers="${TBFLOW_TEST_WORKERS:-4}"
-"$VIRTUAL_ENV/bin/python" -m pytest -n "$workers" --dist loadgroup --durations=30 "$@" || rc=$?
+# --no-loadscope-reorder: work is handed out in collection order, longest first (tests/xdist_schedule.py)
+"$VIRTUAL_ENV/bin/python" -m pytest -n "$workers" --dist loadgroup --no-loadscope-reorder --durations=30 "$@" || rc=$?
 
 if [ "$rc" -eq 5 ]; then
   echo "tbflow test: FAILED: no tests collected (pytest exit 5) - refusing to pass with zero tests" >&2

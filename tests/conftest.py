@@ -162,10 +162,16 @@ def pytest_collection_modifyitems(config, items):
     """A test that uses the Docker fixtures is a Docker test whether or not it says so, so the
     quick lane (``-m "not docker"``) never starts one; tests that reach Docker another way (a
     ``tbflow`` subprocess, the Docker CLI) carry ``pytestmark = pytest.mark.docker`` themselves.
-    Tests of one shared job go to one xdist group, so its job runs once."""
+    Tests of one shared job or module-scoped fixture go to one xdist group, so it runs once, and
+    the longest start first (tests/xdist_schedule.py)."""
+    from xdist_schedule import module_fixture_group, start_rank
+
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if {"docker_ready", "run_job"} & names:
             item.add_marker(pytest.mark.docker)
         for fixture in sorted(names & SHARED_JOB_GROUPS.keys()):
             item.add_marker(pytest.mark.xdist_group(SHARED_JOB_GROUPS[fixture]))
+        if not any(True for _ in item.iter_markers("xdist_group")) and (group := module_fixture_group(item)):
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: start_rank(item.nodeid.split("::")[0]))
