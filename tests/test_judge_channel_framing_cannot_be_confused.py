@@ -60,3 +60,26 @@ def test_watch_counts_name_rewrites_that_one_write_does_not_explain():
     ch = parse_channel(_rec("hello", b"x") + _rec("watch", b"writes_txt=40 moved_in=12 dir_replaced=1") + _rec("end", b""))
     seen = parse_report(ch).reward_rewrites
     assert "renamed in or out 12 time(s)" in seen and "written 40 times" in seen and "moved or removed" in seen
+
+
+def test_end_is_found_record_by_record_never_inside_a_record():
+    """The reader lets the judge go once ``end`` arrived (judge/judge.h); a command line that holds
+    the bytes of an end record must not let it go early, and neither may a cut-off record."""
+    from tasks_lib.container.judge_channel import next_record
+
+    evil = _rec("proc", b"1 1 0 S sleep x\nend 0\n\n")
+    raw = _rec("hello", b"tbflow-judge 1") + evil + _rec("end", b"")
+
+    def tags(buf: bytes) -> list[str]:
+        pos, seen = 0, []
+        while (found := next_record(buf, pos)) is not None:
+            tag, pos = found
+            seen.append(tag)
+            if tag in ("end", ""):
+                break
+        return seen
+
+    assert tags(raw) == ["hello", "proc", "end"]
+    assert tags(raw[:-1]) == ["hello", "proc"]  # the end record's last byte not here yet
+    assert tags(_rec("hello", b"x") + evil[:-3]) == ["hello"]
+    assert tags(_rec("hello", b"x") + b"forged 1\n1\n") == ["hello", ""]  # malformed: nothing more will count

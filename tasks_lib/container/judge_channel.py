@@ -41,6 +41,19 @@ class Channel:
         return [d.decode("utf-8", errors="backslashreplace") for d in self.all(tag)]
 
 
+def next_record(raw: bytes | bytearray, pos: int) -> tuple[str, int] | None:
+    """The tag of the whole record at ``pos`` and where the next one starts; None while it is
+    incomplete. A malformed header reads as the tag ``""`` (nothing after it is a record)."""
+    nl = raw.find(b"\n", pos, pos + MAX_HEADER)
+    if nl < 0:
+        return ("", pos) if len(raw) - pos >= MAX_HEADER else None
+    tag, _, size = bytes(raw[pos:nl]).decode("ascii", errors="replace").partition(" ")
+    if tag not in TAGS or not size.isdigit():
+        return "", pos
+    end = nl + 1 + int(size)
+    return (tag, end + 1) if len(raw) > end else None
+
+
 def parse_channel(raw: bytes) -> Channel:
     ch = Channel()
     pos = 0

@@ -7,6 +7,10 @@ then shut down by us), and the exit code is the one Docker reports for the exec,
 the exec says it has run and ended (``Running`` false *and* an ``ExitCode``: right after the start
 ``exec_inspect`` can show an exec that has not started yet as not running). No call here waits
 on anything the agent can block for longer than its deadline.
+
+The judge and the launcher get the exec's stdin attached and wait, after their ``end`` record,
+until we close it (judge/judge.h: Docker can drop the last output of an exec whose process exits
+at once); the reader closes its writing side as soon as it has read ``end``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
-from tasks_lib.container.judge_channel import Channel, parse_channel
+from tasks_lib.container.judge_channel import Channel, next_record, parse_channel
 from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
 from tasks_lib.errors import ContainerError
 from tasks_lib.trial import interrupts
@@ -34,7 +38,7 @@ POLL_MAX_SEC = 0.25
 class StreamReader(threading.Thread):
     """Reads a hijacked exec stream (Docker's 8-byte frame headers) into bounded buffers."""
 
-    def __init__(self, sock, name: str) -> None:
+    def __init__(self, sock, name: str, ack_end: bool = False) -> None:
         super().__init__(name=name, daemon=True)
         self._sock = getattr(sock, "_sock", sock)
         self._wrapper = sock
@@ -42,6 +46,9 @@ class StreamReader(threading.Thread):
         self.err = bytearray()
         self.overflow = False
         self._halt = threading.Event()
+        #: close our side of the exec's stdin once stdout holds the ``end`` record (the judge's ack)
+        self._ack_end = ack_end
+        self._scanned = 0
 
     def run(self) -> None:
         pending = b""
@@ -62,6 +69,19 @@ class StreamReader(threading.Thread):
                     break
                 self._keep(stream, pending[8:8 + size])
                 pending = pending[8 + size:]
+            if self._ack_end:
+                self._ack_if_ended()
+
+    def _ack_if_ended(self) -> None:
+        while (found := next_record(self.out, self._scanned)) is not None:
+            tag, self._scanned = found
+            if tag in ("end", ""):  # the report is whole (or will never be): let the judge go
+                self._ack_end = False
+                try:
+                    self._sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
 
     def _keep(self, stream: int, data: bytes) -> None:
         buf = self.out if stream == 1 else self.err
@@ -97,15 +117,17 @@ class ToolRun:
 
 
 def start(container: str, argv: list[str], stage: str, *, user: str, env: dict[str, str] | None = None,
-          workdir: str = "/") -> tuple[str, StreamReader]:
+          workdir: str = "/", ack_end: bool = False) -> tuple[str, StreamReader]:
+    """Start ``argv`` as an exec and read its stream; ``ack_end``: a program of the judge's that waits
+    on its stdin after ``end`` (judge/judge.h), so stdin is attached and closed once ``end`` is read."""
     api = get_client().api
     try:
-        exec_id = api.exec_create(container, argv, user=user, environment=env or None, stdin=False,
+        exec_id = api.exec_create(container, argv, user=user, environment=env or None, stdin=ack_end,
                                   stdout=True, stderr=True, workdir=workdir)["Id"]
         sock = api.exec_start(exec_id, socket=True)
     except DOCKER_ERRORS as exc:
         raise ContainerError(stage, f"could not start {argv[0]} in the container: {exc}") from exc
-    reader = StreamReader(sock, f"exec-{exec_id[:12]}")
+    reader = StreamReader(sock, f"exec-{exec_id[:12]}", ack_end=ack_end)
     reader.start()
     return exec_id, reader
 
@@ -139,19 +161,19 @@ def run_judge(container: str, args: list[str], stage: str, deadline_sec: float, 
     an engine where that cannot work (``no-new-privileges``, user namespaces: the kernel decides,
     nothing in the container can) it is run again as root, which leaves a window of microseconds
     after its start before it makes itself non-dumpable (README "The judge", "Not guaranteed")."""
-    run = run_tool(container, [JUDGE, *args], stage, deadline_sec, user=JUDGE_USER, env=env)
+    run = run_tool(container, [JUDGE, *args], stage, deadline_sec, user=JUDGE_USER, env=env, ack_end=True)
     if run.exit_code == NOT_ROOT_EXIT and run.channel.ended and any("not root" in f for f in run.channel.text("fail")):
-        return run_tool(container, [JUDGE, *args], stage, deadline_sec, user="0", env=env)
+        return run_tool(container, [JUDGE, *args], stage, deadline_sec, user="0", env=env, ack_end=True)
     return run
 
 
 def run_tool(container: str, argv: list[str], stage: str, deadline_sec: float, *, user: str,
-             env: dict[str, str] | None = None) -> ToolRun:
+             env: dict[str, str] | None = None, ack_end: bool = False) -> ToolRun:
     """Run one of tbflow's own programs (absolute path, no shell) and read its output, all within
     ``deadline_sec``; the output is parsed as the judge's channel (empty for other programs)."""
     began = time.monotonic()
     deadline = began + deadline_sec
-    exec_id, reader = start(container, argv, stage, user=user, env=env)
+    exec_id, reader = start(container, argv, stage, user=user, env=env, ack_end=ack_end)
     try:
         while reader.is_alive() and time.monotonic() < deadline:
             reader.join(0.25)

@@ -246,7 +246,7 @@ class Sandbox:
         in a session of its own; return (exec id, session id). The session id comes on the exec's
         own stream, never through a file the agent could write."""
         exec_id, reader = judge_exec.start(self.id, [LAUNCH, "launch", stdout_path, stderr_path or "", "--", *argv],
-                                           stage, user=user or "", env=env, workdir=workdir or "")
+                                           stage, user=user or "", env=env, workdir=workdir or "", ack_end=True)
         channel = judge_exec.read_launch(reader, LAUNCH_TIMEOUT_SEC)
         sid = channel.first("launch")
         if sid is None or not sid.isdigit():

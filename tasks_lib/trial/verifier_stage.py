@@ -123,6 +123,11 @@ def _verdict(sandbox: Sandbox, run: ToolRun, report: JudgeReport, diff: Containe
     if not run.complete:
         if not container_running(sandbox.id):  # trial_flow asks Docker whose doing that was
             raise ContainerError(STAGE, f"the container stopped while the verifier ran (exit {run.exit_code})")
+        if run.exit_code == 0 and not run.timed_out and not run.overflow:
+            # it ended by itself (a killed judge exits 128+n; Docker reports that, not the agent), so
+            # the report was lost between the exec and us (judge/judge.h): the environment's failure
+            raise ContainerError(STAGE, "tbflow's judge ended normally but its report did not arrive whole "
+                                        f"({run.channel.problem or 'no end record'})")
         how = (f"did not finish within {timeout + JUDGE_GRACE_SEC:g} s (stopped from inside)" if run.timed_out
                else f"was killed (exit {run.exit_code})")
         return (VerifierOutcome(problem=f"tbflow's judge {how} before it reported test.sh's result", **base),

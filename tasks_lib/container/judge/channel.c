@@ -1,6 +1,7 @@
 /* The channel to the host: length-framed records on the exec's stdout (judge.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,4 +47,19 @@ void emitf(const char *tag, const char *fmt, ...) {
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
     emit(tag, buf, (size_t)n);
+}
+
+/* The last record, then wait until the host has read it (judge.h: it closes our stdin then). */
+void end_report(void) {
+    emit("end", "", 0);
+    char buf[256];
+    for (;;) {
+        struct pollfd p = {.fd = 0, .events = POLLIN};
+        int r = poll(&p, 1, HOST_ACK_MS);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return;                      /* the host never answered: go on anyway */
+        ssize_t n = read(0, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;                      /* EOF (or no stdin at all): the host has it */
+    }
 }

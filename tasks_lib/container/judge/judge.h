@@ -11,6 +11,13 @@
  *
  * The channel: records "TAG LEN\n" + LEN bytes + "\n", nothing else. The host requires the first
  * record to be "hello", the last "end", and the exec's exit code as Docker reports it to be 0.
+ *
+ * After "end" the program does not exit (or, as the launcher, start the agent's command) until
+ * the host has closed its side of the exec's stdin, which it does once it has read "end": Docker
+ * can drop the last output of an exec whose process exits right after writing it (moby#27289;
+ * seen here with two test suites running at once: a launcher's and a verifier's report lost
+ * while their exit codes said 0). Bounded by HOST_ACK_MS, and immediate when stdin is not
+ * attached (it is /dev/null then).
  */
 #ifndef TBFLOW_JUDGE_H
 #define TBFLOW_JUDGE_H
@@ -24,11 +31,13 @@
 #define PROC_LIST_CAP 2000      /* processes listed; the rest are counted */
 #define REWARD_CAP 65536        /* bytes of one reward file reported */
 #define MAX_SIDS 64
+#define HOST_ACK_MS 10000       /* the longest the host may take to say it read "end" */
 
 /* channel.c */
 void emit(const char *tag, const void *data, size_t len);
 void emitf(const char *tag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void channel_init(void);
+void end_report(void);
 int write_all(int fd, const void *buf, size_t len);
 
 /* procs.c */

@@ -37,7 +37,7 @@ static int launch_main(int argc, char **argv) {
         emitf("fail", "cannot open the agent's log %s: %s", out < 0 ? argv[1] : argv[2], strerror(errno));
         return 126;
     }
-    emit("end", "", 0);
+    end_report();
     dup2(in[0], 0);
     dup2(out, 1);
     dup2(err, 2);
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     int r = become_root();
     if (r == -1) return 125;
     emitf("hello", "%s pid=%d dumpable=%d", VERSION, (int)getpid(), prctl(PR_GET_DUMPABLE));
-    if (r != 0) { emit("end", "", 0); return 90; }
+    if (r != 0) { end_report(); return 90; }
     int rc = 2;
     if (argc >= 2 && !strcmp(argv[1], "procs")) {
         list_processes("left", getsid(0));
@@ -85,6 +85,6 @@ int main(int argc, char **argv) {
     } else {
         emitf("fail", "unknown mode");
     }
-    emit("end", "", 0);
+    end_report();
     return rc;
 }
