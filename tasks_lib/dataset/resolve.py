@@ -129,6 +129,9 @@ def _fetch_registry(parsed: DatasetName, location: str, allow_unpinned: bool) ->
         if "/" in t.name.strip("/") or t.name in ("", ".", ".."):
             raise InputError("--registry", f"{location}: {label}: task name {t.name!r} is not a directory name")
         if t.git_url:
+            if t.path.startswith("/") or ".." in t.path.split("/") or not t.path.strip("/."):
+                raise InputError("--registry", f"{location}: {label}: task {t.name} path {t.path!r} is not a "
+                                               "relative path inside its repository")
             ref = require_pinned(f"{label} task {t.name}", t.git_url, t.git_commit_id, allow_unpinned)
             pins.append(TaskPin(name=t.name, path=t.path, git_url=t.git_url, commit=ref, digest=""))
         elif base is None:
