@@ -23,8 +23,15 @@ JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 #: a harness name from the registry; an enum in the deployment's parameter schema
 HarnessName = Literal[tuple(known_harnesses())]  # type: ignore[valid-type]
 
-Dataset = Annotated[str, Field(min_length=1, description="A task directory or a directory of task directories "
-                                                         "(a path on the machine that runs the job).")]
+Dataset = Annotated[str, Field(min_length=1, description=(
+    "A task directory or a directory of task directories (a path on the machine that runs the job), or a dataset "
+    "by name: name@version from the registry (no version: head, else the highest), org/name@ref a package dataset "
+    "(dataset.toml)."))]
+Registry = Annotated[Optional[str], Field(description=(
+    "Where dataset names are looked up: a registry file in Harbor's format (path, file:// or http(s) URL), a store "
+    "directory, or a git repository (for package datasets). Default: $TBFLOW_REGISTRY, else Harbor's registry."))]
+AllowUnpinned = Annotated[bool, Field(description="Accept registry tasks pinned to a branch or tag instead of a full "
+                                                  "commit SHA (the commit fetched is recorded).")]
 Harnesses = Annotated[list[HarnessName],  # type: ignore[valid-type]  # an enum built from the registry
                       Field(min_length=1, description="Harnesses to run every task with.")]
 Model = Annotated[Optional[str], Field(description="PROVIDER/MODEL for model harnesses.")]
@@ -74,6 +81,8 @@ class JobConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dataset: Dataset
+    registry: Registry = None
+    allow_unpinned: AllowUnpinned = False
     harnesses: Harnesses = Field(default_factory=lambda: ["oracle"])
     model: Model = None
     concurrency: Concurrency = 1

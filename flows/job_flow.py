@@ -25,9 +25,9 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, tags
 
-from flows.job_config import (Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew, Harnesses, Include,
-                              JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order, OrderSeed, RerunInvalid,
-                              ShardReruns, Shards, TimeoutMultiplier)
+from flows.job_config import (AllowUnpinned, Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew,
+                              Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order,
+                              OrderSeed, Registry, RerunInvalid, ShardReruns, Shards, TimeoutMultiplier)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
@@ -74,6 +74,8 @@ def _cleanup_hook(flow, flow_run, state) -> None:
 
 def _job_flow(
     dataset: Dataset,
+    registry: Registry = None,
+    allow_unpinned: AllowUnpinned = False,
     harnesses: Harnesses = ["oracle"],  # noqa: B006 - never mutated; Prefect shows it as the form's default
     model: Model = None,
     concurrency: Concurrency = 1,
@@ -105,6 +107,8 @@ def _job_flow(
     new_job_id = uuid.uuid4().hex[:12]
     try:
         p = plan(config, new_job_id)
+        for note in p.notes:  # a dataset fetched, or a changed cached copy fetched again
+            logger.warning("%s", note)
         preflight()
         p, lock = lock_job(config, p, new_job_id)  # one owner per job, for the whole run
     except InputError as exc:  # also JobLockedError: another live run holds the job

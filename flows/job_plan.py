@@ -17,10 +17,13 @@ from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
 from harnesses.registry import get_harness
+from tasks_lib.dataset.dataset_models import DatasetSource
+from tasks_lib.dataset.names import parse_dataset
+from tasks_lib.dataset.resolve import resolve_dataset
 from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.job.job_lock import LOCK_NAME, JobLock
-from tasks_lib.job.job_identity import JobIdentity, compute_identity, identity_changes
+from tasks_lib.job.job_identity import JobIdentity, compute_identity, dataset_identity, identity_changes
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.job.remote_lock import JobLocks, RemoteJobLock
 from tasks_lib.job.remote_store import attach, check_store, is_url, mirror_for, working_root
@@ -45,6 +48,19 @@ class JobPlan(BaseModel):
     generated_name: bool = False
     #: the trials to run, in the order they start (``--order``)
     order: TrialOrder
+    #: a dataset given by name (or an export of one): its pins, recorded in job.json
+    dataset_source: DatasetSource | None = None
+    #: what resolving the dataset did that the user should hear of (a fetch, a re-fetch)
+    notes: list[str] = []
+
+    @property
+    def dataset_label(self) -> str:
+        """What ``job.json`` records as the dataset: ``name@version`` for a name (so a resume or a
+        shard resolves the very same version), else the directory."""
+        src = self.dataset_source
+        if src is not None and parse_dataset(self.config.dataset).kind != "dir":
+            return src.pinned_spec
+        return str(self.dataset.root)
 
     @property
     def job_id(self) -> str:
@@ -150,12 +166,14 @@ def upstream_for(wire_apis: list[str]) -> UpstreamConfig:
 
 
 def plan(config: JobConfig, new_job_id: str) -> JobPlan:
-    dataset = load_dataset(Path(config.dataset), config.include, config.exclude, config.n_tasks)
+    resolved = resolve_dataset(config.dataset, config.registry, config.allow_unpinned)  # a name: fetched, verified
+    dataset = load_dataset(resolved.path, config.include, config.exclude, config.n_tasks)
     if not dataset.tasks:
         first = dataset.problems[0]
         raise InputError(first.where, f"no runnable task: {first.message}")
     harnesses = {h: get_harness(h) for h in config.harnesses}
-    identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses)
+    identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses,
+                                dataset_identity(resolved.source, [t.name for t in dataset.tasks]))
     model_harnesses = [h for h, obj in harnesses.items() if obj.kind == "model"]
     if model_harnesses:
         if not config.model or "/" not in config.model:
@@ -209,4 +227,5 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
     _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order)
+                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order,
+                   dataset_source=resolved.source, notes=resolved.notes)

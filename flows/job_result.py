@@ -22,7 +22,8 @@ class JobResult(JobRecord):
 
 def job_record(p: JobPlan) -> JobRecord:
     return JobRecord(
-        job_id=p.job_id, job_name=p.job_dir.name, dataset=str(p.dataset.root), location=location(p.job_dir),
+        job_id=p.job_id, job_name=p.job_dir.name, dataset=p.dataset_label,
+        dataset_source=p.dataset_source, location=location(p.job_dir),
         config=p.config.model_dump(mode="json"), tbflow_version=__version__,
         harness_versions={h: get_harness(h).version for h in p.config.harnesses},
         started_at=p.previous.started_at if p.previous else datetime.now(timezone.utc),

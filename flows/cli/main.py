@@ -18,6 +18,7 @@ from typing import List, Optional
 import typer
 
 from flows.cli.cli_options import optional_value_command
+from flows.cli.datasets_cli import REGISTRY_HELP, UNPINNED_HELP
 from flows.embedded_prefect import configure_embedded_prefect
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 
@@ -28,7 +29,7 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
-         "order": "--order", "order_seed": "--seed"}
+         "order": "--order", "order_seed": "--seed", "registry": "--registry"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 #: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
 EXIT_TBFLOW_ERROR = 3
@@ -69,7 +70,10 @@ def _config(**kw):
 
 @app.command()
 def run(
-    dataset: str = typer.Argument(..., help="A task directory, or a directory of task directories."),
+    dataset: str = typer.Argument(..., help="A task directory, a directory of task directories, or a dataset by "
+                                            "name: NAME@VERSION (registry), ORG/NAME@REF (package)."),
+    registry: Optional[str] = typer.Option(None, "--registry", metavar="PATH|URL", help=REGISTRY_HELP),
+    allow_unpinned: bool = typer.Option(False, "--allow-unpinned", help=UNPINNED_HELP),
     harness: List[str] = typer.Option(["oracle"], "--harness", "-a",
                                       help="Harness to run (repeatable): oracle, nop, codex, opencode, pi, claude-code."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="PROVIDER/MODEL for model harnesses."),
@@ -104,7 +108,8 @@ def run(
 
     A second signal stops at once. Prefect: PREFECT_API_URL if set, else a local server tbflow runs.
     """
-    _run_job(_config(dataset=dataset, harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
+    _run_job(_config(dataset=dataset, registry=registry, allow_unpinned=allow_unpinned, harnesses=harness,
+                     model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
                      max_log_mb=max_log_mb, order=order, order_seed=seed))
@@ -147,6 +152,8 @@ def resume(
     except InputError as exc:
         fail(exc.where, exc.message)
     cfg = dict(record.config)
+    if record.dataset_source is not None and record.dataset != cfg.get("dataset"):
+        cfg["dataset"] = record.dataset  # name@version as resolved (a name without a version stays that version)
     cfg.update(jobs_dir=jobs_dir, job_name=name, force_new=False,
                rerun_invalid=rerun_invalid, shards=0)  # the CLI runs trials here (shards: docs/deployments.md)
     if concurrency is not None:
@@ -190,6 +197,8 @@ def _run_job(config) -> None:
         try:  # fail fast on bad input, a changed identity, a job held by another run and a missing engine
             new_job_id = uuid.uuid4().hex[:12]
             planned = plan(config, new_job_id)
+            for note in planned.notes:  # the dataset was fetched, or a changed cached copy fetched again
+                typer.echo(f"tbflow: {note}", err=True)
             if not _all_recorded(planned):
                 preflight()
             planned, lock = lock_job(config, planned, new_job_id)  # refused at once while another run holds it
@@ -333,11 +342,12 @@ def main() -> None:
     code = try_handoff(sys.argv)  # run by an already-imported process when one is up (flows/prefork.py)
     if code is not None:
         raise SystemExit(code)
-    from flows.cli import report_cli, server_cli
+    from flows.cli import datasets_cli, report_cli, server_cli
     from flows.cli.fast_exit import exit_now
 
     report_cli.register(app)
     server_cli.register(app)
+    datasets_cli.register(app)
     try:
         app(prog_name="tbflow")
     except SystemExit as exc:

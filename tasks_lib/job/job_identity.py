@@ -9,6 +9,10 @@ tbflow's version.
 Resuming a job whose identity changed would mix old and new rules in one score, so resume refuses
 and says exactly what changed, file by file.
 
+A dataset given by name adds its name, version and each task's pin (git URL, commit, path,
+Harbor digest), so a resume against another commit of the same name is refused with what moved.
+Where the registry file lives is left out: moving it changes no task.
+
 Run-time knobs that do not change what a trial measures (concurrency, retries of environment
 failures, where the jobs live) are deliberately left out.
 """
@@ -26,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tasks_lib import __version__
+from tasks_lib.dataset.dataset_models import DatasetSource
 
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: The code that decides a trial's verdict, relative to the repository root: the trial stages and
@@ -50,16 +55,30 @@ class JudgeIdentity(BaseModel):
     files: dict[str, str]
 
 
+class DatasetIdentity(BaseModel):
+    """A named dataset: ``name@version`` and, per task, its pin (git_url, commit, path, digest)."""
+
+    kind: str
+    name: str
+    version: str
+    tasks: dict[str, dict[str, str | None]]
+
+
 class JobIdentity(BaseModel):
     config: dict
     tasks: dict[str, dict[str, str]]
     harnesses: dict[str, HarnessIdentity]
     #: None only in jobs recorded before tbflow recorded it (resuming those is refused)
     judge: JudgeIdentity | None = None
+    #: None for a dataset given as a directory
+    dataset: DatasetIdentity | None = None
 
     @property
     def digest(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        data = self.model_dump(mode="json")
+        if data["dataset"] is None:  # a directory dataset keeps the digest it had before names existed
+            del data["dataset"]
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -113,8 +132,20 @@ def judge_identity(sources: tuple[str, ...] = JUDGE_SOURCES, root: Path = REPO_R
     return JudgeIdentity(version=__version__, files=files)
 
 
-def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[str, Any]) -> JobIdentity:
+def dataset_identity(source: DatasetSource | None, task_names: list[str]) -> DatasetIdentity | None:
+    """The identity part of a named dataset, for the tasks the job runs (``--include`` applied)."""
+    if source is None:
+        return None
+    wanted = set(task_names)
+    return DatasetIdentity(kind=source.kind, name=source.name, version=source.version, tasks={
+        p.name: {"git_url": p.git_url, "commit": p.commit, "path": p.path if p.git_url else None, "digest": p.digest}
+        for p in source.tasks if p.name in wanted})
+
+
+def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[str, Any],
+                     dataset: DatasetIdentity | None = None) -> JobIdentity:
     return JobIdentity(
+        dataset=dataset,
         judge=judge_identity(),
         config={k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
         tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
@@ -137,9 +168,27 @@ def _file_changes(what: str, old: dict[str, str], new: dict[str, str]) -> list[s
     return parts
 
 
+def _dataset_changes(old: DatasetIdentity | None, new: DatasetIdentity | None) -> list[str]:
+    """``dataset terminal-bench@2.0 -> terminal-bench@2.1``, ``task t: commit a -> b``, ..."""
+    if old is None and new is None:
+        return []
+    if old is None or new is None:
+        label = lambda d: f"{d.name}@{d.version}" if d else "a directory"
+        return [f"dataset: {label(old)} -> {label(new)}"]
+    out = []
+    if (old.name, old.version) != (new.name, new.version):
+        out.append(f"dataset: {old.name}@{old.version} -> {new.name}@{new.version}")
+    for task in sorted(old.tasks.keys() & new.tasks.keys()):
+        for field in ("git_url", "commit", "path", "digest"):
+            a, b = old.tasks[task].get(field), new.tasks[task].get(field)
+            if a != b:
+                out.append(f"dataset task {task} {field}: {a} -> {b}")
+    return out
+
+
 def identity_changes(old: JobIdentity, new: JobIdentity) -> list[str]:
     """Human-readable differences, e.g. ``task hello-file changed: tests/test.sh``."""
-    out: list[str] = []
+    out: list[str] = _dataset_changes(old.dataset, new.dataset)
     for k in IDENTITY_CONFIG_KEYS:
         if old.config.get(k) != new.config.get(k):
             out.append(f"config {k}: {old.config.get(k)!r} -> {new.config.get(k)!r}")

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.job.job_identity import JobIdentity
 
@@ -309,7 +310,10 @@ class JobRecord(BaseModel):
     schema_version: int = RECORD_SCHEMA_VERSION
     job_id: str
     job_name: str
+    #: the dataset directory, or ``name@version`` of a dataset given by name
     dataset: str
+    #: a dataset given by name (or an export of one): source, commit and every task's digest
+    dataset_source: DatasetSource | None = None
     #: where the job directory is, as ``host:/absolute/path`` (written by the run that owns the job)
     location: str | None = None
     config: dict
