@@ -16,7 +16,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
-from harnesses.registry import get_harness
+from harnesses.registry import get_harness, resolve_harness
+from tasks_lib.trial.harness_api import Harness
 from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.job.job_lock import LOCK_NAME, JobLock
@@ -45,14 +46,19 @@ class JobPlan(BaseModel):
     generated_name: bool = False
     #: the trials to run, in the order they start (``--order``)
     order: TrialOrder
+    #: each harness's key in the job (trial ids, tags, reports) → how the config names it
+    harness_refs: dict[str, str]
 
     @property
     def job_id(self) -> str:
         return self.specs[0].job_id if self.specs else ""
 
+    def harness(self, key: str) -> Harness:
+        return get_harness(self.harness_refs[key])
+
     def model_wire_apis(self) -> list[str]:
         """The wire APIs the job's model harnesses speak (empty for reference harnesses only)."""
-        apis = {get_harness(h).wire_api for h in self.config.harnesses if get_harness(h).kind == "model"}
+        apis = {h.wire_api for key in self.harness_refs if (h := self.harness(key)).kind == "model"}
         return sorted(a for a in apis if a)
 
     @property
@@ -154,8 +160,11 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if not dataset.tasks:
         first = dataset.problems[0]
         raise InputError(first.where, f"no runnable task: {first.message}")
-    harnesses = {h: get_harness(h) for h in config.harnesses}
-    identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses)
+    resolved = {ref: resolve_harness(ref) for ref in config.harnesses}
+    refs = {r.key: ref for ref, r in resolved.items()}
+    harnesses = {r.key: get_harness(ref) for ref, r in resolved.items()}
+    identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses,
+                                {r.key: r.source for r in resolved.values()})
     model_harnesses = [h for h, obj in harnesses.items() if obj.kind == "model"]
     if model_harnesses:
         if not config.model or "/" not in config.model:
@@ -189,7 +198,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                 attach(store_url, job_dir.name).pull()
     job_id = previous.job_id if previous else new_job_id
     store = JobStore(job_dir)
-    keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]
+    keys = [(t, h, a) for t in dataset.tasks for h in refs for a in range(1, config.attempts + 1)]
     ids = [f"{t.name}.{h}.{a}" for t, h, a in keys]
     recorded = {tid: r for tid in ids if (r := store.read_trial(tid)) is not None}
     # a trial ended by a tbflow bug (status "error") is always run again; its record is kept in history
@@ -200,7 +209,8 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
                   identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
-                  generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
+                  generation=store.previous_tries(tid) + (1 if tid in rerun else 0),
+                  harness_ref=refs[h] if refs[h] != h else None)
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     if config.order == "random" and config.order_seed is None:
@@ -209,4 +219,5 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
     _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order)
+                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order,
+                   harness_refs=refs)
