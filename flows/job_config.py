@@ -4,24 +4,45 @@ Every entry point validates the same way: the CLI builds a ``JobConfig`` from fl
 callers build it directly, and the Prefect deployment exposes the same fields as *flat*
 parameters of ``job_flow`` (so ``prefect deployment run --param concurrency=4`` changes one field,
 docs/deployments.md). Each field's type is declared once here, as an ``Annotated`` alias that
-both the model and the flow signature use: the harness name is an enum of the registry and the
-job name carries its pattern, so Prefect's OpenAPI schema makes the UI form and the server
-reject bad values before a run is created. Field descriptions are what the Prefect UI shows.
+both the model and the flow signature use, and the job name carries its pattern, so Prefect's
+OpenAPI schema makes the UI form and the server reject bad values before a run is created. Field
+descriptions are what the Prefect UI shows.
+
+Harness names are open (plug-ins, ``harnesses/registry.py``), so their type is a string with two
+checks. ``JobConfig`` resolves every name (a bad one fails at config time naming ``harnesses``;
+the CLI says ``--harness``). The deployment's schema, computed when ``prefect deploy`` runs, is
+"one of the harnesses installed there (built-ins and entry points), or an import path
+(``module:Class``, ``path/file.py:Class``)": the server refuses an unknown name before a run is
+created, and an import path is resolved by the run before any container starts (a failure ends
+it ``Refused`` with the same one line).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harnesses.registry import known_harnesses
+from harnesses.plugins import IMPORT_PATTERN
+from harnesses.registry import available_names, resolve_harness
+from tasks_lib.errors import InputError
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
 
 JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
-#: a harness name from the registry; an enum in the deployment's parameter schema
-HarnessName = Literal[tuple(known_harnesses())]  # type: ignore[valid-type]
+
+
+class HarnessNameSchema:
+    """The JSON schema of a harness reference, built when a schema is asked for (``prefect deploy``),
+    not at import: an installed name, or an import path."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict:
+        return {"anyOf": [{"type": "string", "enum": available_names()},
+                          {"type": "string", "pattern": IMPORT_PATTERN}]}
+
+
+#: a harness reference: a built-in or entry-point name, ``module:Class`` or ``path/file.py:Class``
+HarnessName = Annotated[str, Field(min_length=1), HarnessNameSchema()]
 
 Dataset = Annotated[str, Field(min_length=1, description=(
     "A task directory or a directory of task directories (a path on the machine that runs the job), or a dataset "
@@ -32,8 +53,8 @@ Registry = Annotated[Optional[str], Field(description=(
     "directory, or a git repository (for package datasets). Default: $TBFLOW_REGISTRY, else Harbor's registry."))]
 AllowUnpinned = Annotated[bool, Field(description="Accept registry tasks pinned to a branch or tag instead of a full "
                                                   "commit SHA (the commit fetched is recorded).")]
-Harnesses = Annotated[list[HarnessName],  # type: ignore[valid-type]  # an enum built from the registry
-                      Field(min_length=1, description="Harnesses to run every task with.")]
+Harnesses = Annotated[list[HarnessName], Field(min_length=1, description=(
+    "Harnesses to run every task with: built-in or installed names, or module:Class / path/file.py:Class."))]
 Model = Annotated[Optional[str], Field(description="PROVIDER/MODEL for model harnesses.")]
 Concurrency = Annotated[int, Field(ge=1, le=64, description="Trials running at once.")]
 Attempts = Annotated[int, Field(ge=1, le=100, description="Trials per task and harness.")]
@@ -104,9 +125,18 @@ class JobConfig(BaseModel):
 
     @field_validator("harnesses")
     @classmethod
-    def _once(cls, names: list[str]) -> list[str]:
-        if len(set(names)) != len(names):
-            raise ValueError("a harness is listed twice")
+    def _resolvable_once(cls, names: list[str]) -> list[str]:
+        """Every reference names a harness, and no two name the same one (their keys key the trials)."""
+        keys: dict[str, str] = {}
+        for ref in names:
+            try:
+                key = resolve_harness(ref).key
+            except InputError as exc:
+                raise ValueError(exc.message) from None
+            if key in keys:
+                raise ValueError(f"a harness is listed twice: {keys[key]!r} and {ref!r} are both {key!r}"
+                                 if keys[key] != ref else "a harness is listed twice")
+            keys[key] = ref
         return names
 
     @classmethod

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prefect import flow, get_run_logger, tags
+from pydantic import ValidationError
 
 from flows.job_config import (AllowUnpinned, Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew,
                               Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order,
@@ -36,7 +37,6 @@ from flows.report_flow import artifact_key, report_flow
 from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
 from flows.job_shards import run_shards
 from flows.trial_runner import run_trials
-from harnesses.registry import get_harness
 from tasks_lib.trial import interrupts
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
@@ -102,8 +102,14 @@ def _job_flow(
     ends the run Failed with a one-line message, before anything is written or any container
     starts.
     """
-    config = JobConfig.model_validate(dict(locals()))
+    params = dict(locals())
     logger = get_run_logger()
+    try:
+        config = JobConfig.model_validate(params)
+    except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
+        err = exc.errors()[0]
+        bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))
+        return refused(logger, bad, f"{bad.where}: {bad.message}")
     new_job_id = uuid.uuid4().hex[:12]
     try:
         p = plan(config, new_job_id)
@@ -191,8 +197,8 @@ def _bundle_provenance(p: JobPlan, logger) -> dict[str, list[dict]]:
     harness, with the reason, which is where a reader looks for it.
     """
     out: dict[str, list[dict]] = {}
-    for name in p.config.harnesses:
-        harness = get_harness(name)
+    for name in p.harness_refs:
+        harness = p.harness(name)
         if harness.kind != "model":
             continue
         try:

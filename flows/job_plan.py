@@ -16,10 +16,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
-from harnesses.registry import get_harness
+from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.dataset.names import parse_dataset
 from tasks_lib.dataset.resolve import resolve_dataset
+from tasks_lib.trial.harness_api import Harness
 from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.job.job_lock import LOCK_NAME, JobLock
@@ -48,6 +49,8 @@ class JobPlan(BaseModel):
     generated_name: bool = False
     #: the trials to run, in the order they start (``--order``)
     order: TrialOrder
+    #: each harness's key in the job (trial ids, tags, reports) → how the config names it
+    harness_refs: dict[str, str]
     #: a dataset given by name (or an export of one): its pins, recorded in job.json
     dataset_source: DatasetSource | None = None
     #: what resolving the dataset did that the user should hear of (a fetch, a re-fetch)
@@ -66,9 +69,12 @@ class JobPlan(BaseModel):
     def job_id(self) -> str:
         return self.specs[0].job_id if self.specs else ""
 
+    def harness(self, key: str) -> Harness:
+        return get_harness(self.harness_refs[key])
+
     def model_wire_apis(self) -> list[str]:
         """The wire APIs the job's model harnesses speak (empty for reference harnesses only)."""
-        apis = {get_harness(h).wire_api for h in self.config.harnesses if get_harness(h).kind == "model"}
+        apis = {h.wire_api for key in self.harness_refs if (h := self.harness(key)).kind == "model"}
         return sorted(a for a in apis if a)
 
     @property
@@ -171,8 +177,11 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if not dataset.tasks:
         first = dataset.problems[0]
         raise InputError(first.where, f"no runnable task: {first.message}")
-    harnesses = {h: get_harness(h) for h in config.harnesses}
+    hres = {ref: resolve_harness(ref) for ref in config.harnesses}
+    refs = {r.key: ref for ref, r in hres.items()}
+    harnesses = {r.key: get_harness(ref) for ref, r in hres.items()}
     identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses,
+                                {r.key: r.source for r in hres.values()},
                                 dataset_identity(resolved.source, [t.name for t in dataset.tasks]))
     model_harnesses = [h for h, obj in harnesses.items() if obj.kind == "model"]
     if model_harnesses:
@@ -207,7 +216,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                 attach(store_url, job_dir.name).pull()
     job_id = previous.job_id if previous else new_job_id
     store = JobStore(job_dir)
-    keys = [(t, h, a) for t in dataset.tasks for h in config.harnesses for a in range(1, config.attempts + 1)]
+    keys = [(t, h, a) for t in dataset.tasks for h in refs for a in range(1, config.attempts + 1)]
     ids = [f"{t.name}.{h}.{a}" for t, h, a in keys]
     recorded = {tid: r for tid in ids if (r := store.read_trial(tid)) is not None}
     # a trial ended by a tbflow bug (status "error") is always run again; its record is kept in history
@@ -218,7 +227,8 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
                   identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
-                  generation=store.previous_tries(tid) + (1 if tid in rerun else 0))
+                  generation=store.previous_tries(tid) + (1 if tid in rerun else 0),
+                  harness_ref=refs[h] if refs[h] != h else None)
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     if config.order == "random" and config.order_seed is None:
@@ -228,4 +238,4 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
     return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
                    specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order,
-                   dataset_source=resolved.source, notes=resolved.notes)
+                   dataset_source=resolved.source, notes=resolved.notes, harness_refs=refs)

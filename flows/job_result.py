@@ -8,7 +8,6 @@ from datetime import datetime, timezone
 from tasks_lib import __version__
 from flows.job_plan import JobPlan
 from flows.cli.progress import location
-from harnesses.registry import get_harness
 from tasks_lib.job.records import JobRecord, TaskProblemRecord, TrialRecord
 
 
@@ -25,7 +24,7 @@ def job_record(p: JobPlan) -> JobRecord:
         job_id=p.job_id, job_name=p.job_dir.name, dataset=p.dataset_label,
         dataset_source=p.dataset_source, location=location(p.job_dir),
         config=p.config.model_dump(mode="json"), tbflow_version=__version__,
-        harness_versions={h: get_harness(h).version for h in p.config.harnesses},
+        harness_versions={key: p.harness(key).version for key in p.harness_refs},
         started_at=p.previous.started_at if p.previous else datetime.now(timezone.utc),
         ended_at=p.previous.ended_at if p.previous else None,
         trial_ids=[s.trial_id for s in p.specs], identity=p.identity, identity_digest=p.identity.digest,

@@ -33,7 +33,7 @@ def _tag_value(value: str) -> str:
 def job_tags(p: JobPlan) -> list[str]:
     """Tags for the job's flow run and every trial's task run: job, dataset, harnesses, model."""
     out = [f"job:{_tag_value(p.job_dir.name)}", f"dataset:{_tag_value(Path(p.config.dataset).resolve().name)}"]
-    out += [f"harness:{h}" for h in p.config.harnesses]
+    out += [f"harness:{h}" for h in p.harness_refs]
     if p.config.model:
         out.append(f"model:{_tag_value(p.config.model)}")
     return out

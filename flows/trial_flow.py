@@ -46,14 +46,16 @@ from prefect.states import Completed, State
 from prefect.transactions import CommitMode, transaction
 
 from tasks_lib.trial.harness_api import PreparedHarness
-from harnesses.registry import get_harness
+from harnesses.plugin_guard import guarded
+from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.trial import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.trial.classify import classify
 from tasks_lib.trial.container_health import stopped_container_flag
 from tasks_lib.container.docker_client import (DOCKER_ERRORS, ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR,
                                                wait_for_engine)
-from tasks_lib.errors import ContainerError, EnvironmentFailure, HarnessSetupError, disk_full
+from tasks_lib.errors import (PLUGIN_TRACEBACK, ContainerError, EnvironmentFailure, HarnessPluginError,
+                              HarnessSetupError, disk_full)
 from tasks_lib.trial.image_ahead import take_ahead
 from tasks_lib.trial.images import ensure_image, image_present
 from tasks_lib.job.job_store import JobStore
@@ -93,7 +95,14 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     (content-addressed, written atomically, so committed the moment it is built), and a Prefect
     record could only point into that cache and go stale when the cache is pruned. A hit there
     costs at most ~0.7 s (pi's 19.6k files are re-checked)."""
-    return get_harness(spec.harness).prepare(task_)
+    return trial_harness(spec).prepare(task_)
+
+
+def trial_harness(spec: TrialSpec):
+    """The trial's harness, resolved from how the job names it; a plug-in's own exceptions become
+    harness failures (``harnesses/plugin_guard.py``)."""
+    ref = spec.harness_reference
+    return guarded(get_harness(ref), resolve_harness(ref).source)
 
 
 @task(name="build-image", task_run_name="{spec.trial_id} · build-image")
@@ -107,7 +116,7 @@ def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool =
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
-    harness = get_harness(spec.harness)
+    harness = trial_harness(spec)
     mounts = gateway_mounts(spec.job_id) if harness.kind == "model" else None
     run_id = flow_run.get_id()
     labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
@@ -165,7 +174,7 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     if run_count <= 1:
         retry_log.unlink(missing_ok=True)
     trial_dir = store.reset_trial_dir(spec.trial_id)
-    harness = get_harness(spec.harness)
+    harness = trial_harness(spec)
     started = datetime.now(timezone.utc)
     image = agent = kill = verifier = error = prepared = broke = logs = None
     flags: list[TrialFlag] = []
@@ -193,6 +202,9 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
                                                               f"cut-off ({stuck}); they ran on next to the verifier")
     except interrupts.Interrupted:
         raise
+    except HarnessPluginError as exc:  # the plug-in's own bug: its traceback is the evidence
+        (trial_dir / PLUGIN_TRACEBACK).write_text(exc.traceback_text, encoding="utf-8")
+        error = StageError(stage=exc.stage, kind="harness", message=exc.detail, evidence=PLUGIN_TRACEBACK)
     except HarnessSetupError as exc:
         error = StageError(stage="prepare-harness", kind="harness", message=exc.detail)
     except EnvironmentFailure as exc:
@@ -232,6 +244,7 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     record = TrialRecord(
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
         harness_provenance=[p.model_dump(mode="json") for p in getattr(prepared, "provenance", [])],
+        harness_source=resolve_harness(spec.harness_reference).source,
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
         image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier, logs=logs,
         validity=validity, flags=flags + ([broke] if broke is not None and error is None else []),

@@ -78,7 +78,7 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
     to_build = list(builds)
     built: set[str] = set()
     queue = list(todo)
-    trial = {h: trial_task_for(p.job_dir, p.config.env_retries, h) for h in p.config.harnesses}
+    trial = {h: trial_task_for(p.job_dir, p.config.env_retries, h) for h in p.harness_refs}
     slots = p.config.concurrency
     running: dict = {}
     building: dict = {}

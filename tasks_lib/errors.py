@@ -71,6 +71,24 @@ class HarnessSetupError(TbflowError):
     """The harness cannot run on this task (bad adapter config, missing solution, ...)."""
 
 
+class HarnessPluginError(HarnessSetupError):
+    """A plug-in harness raised an exception of its own while preparing or building its command.
+
+    The plug-in's code is not tbflow's, so its bug is the harness's failure (invalid: harness),
+    never a tbflow error nor the environment's. ``traceback_text`` is the plug-in's traceback; the
+    trial flow keeps it in the trial dir (``PLUGIN_TRACEBACK``) as the evidence.
+    """
+
+    def __init__(self, stage: str, message: str, traceback_text: str) -> None:
+        self.stage = stage
+        self.traceback_text = traceback_text
+        super().__init__(message)
+
+
+#: the file in a trial dir holding a plug-in harness's traceback
+PLUGIN_TRACEBACK = "harness-error.txt"
+
+
 class EnvironmentFailure(TbflowError):
     """The environment around the agent failed; the trial is invalid: environment.
 

@@ -53,7 +53,7 @@ def test_python_callers_get_the_same_checks():
 
     with pytest.raises(ValidationError, match="concurrency"):
         JobConfig(dataset="x", concurrency=0)
-    with pytest.raises(ValidationError, match="harnesses.0\n  Input should be 'claude-code', 'codex'"):
+    with pytest.raises(ValidationError, match="harnesses\n  Value error, cannot use harness 'nope': tried built-ins"):
         JobConfig(dataset="x", harnesses=["nope"])
 
 

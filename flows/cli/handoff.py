@@ -48,7 +48,8 @@ def prefork_key() -> str:
     the code (a changed file, a reinstalled package: another key, so a stale process is never used)."""
     from flows.shared_server import prefect_home
 
-    parts = [str(os.getuid()), str(prefect_home()), sys.executable, sys.version, os.environ.get("DOCKER_HOST", "")]
+    parts = [str(os.getuid()), str(prefect_home()), sys.executable, sys.version, os.environ.get("DOCKER_HOST", ""),
+             os.environ.get("PYTHONPATH", "")]  # the import path a plug-in harness may be found on
     parts += [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("PREFECT_")]
     parts.append(_code_stamp())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]

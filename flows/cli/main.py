@@ -75,7 +75,9 @@ def run(
     registry: Optional[str] = typer.Option(None, "--registry", metavar="PATH|URL", help=REGISTRY_HELP),
     allow_unpinned: bool = typer.Option(False, "--allow-unpinned", help=UNPINNED_HELP),
     harness: List[str] = typer.Option(["oracle"], "--harness", "-a",
-                                      help="Harness to run (repeatable): oracle, nop, codex, opencode, pi, claude-code."),
+                                      help="Harness to run (repeatable): a built-in (oracle, nop, codex, opencode, "
+                                           "pi, claude-code) or installed name (tbflow harnesses), module:Class, "
+                                           "or path/file.py:Class."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="PROVIDER/MODEL for model harnesses."),
     concurrency: int = typer.Option(1, "--concurrency", "-n", min=1, max=64, help="Trials running at once."),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, max=100, help="Trials per task and harness."),
@@ -342,12 +344,13 @@ def main() -> None:
     code = try_handoff(sys.argv)  # run by an already-imported process when one is up (flows/prefork.py)
     if code is not None:
         raise SystemExit(code)
-    from flows.cli import datasets_cli, report_cli, server_cli
+    from flows.cli import datasets_cli, harnesses_cli, report_cli, server_cli
     from flows.cli.fast_exit import exit_now
 
     report_cli.register(app)
     server_cli.register(app)
     datasets_cli.register(app)
+    harnesses_cli.register(app)
     try:
         app(prog_name="tbflow")
     except SystemExit as exc:

@@ -2,7 +2,9 @@
 
 It covers the run config that decides results (harnesses, model, attempts, timeout multiplier),
 every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is seen), the source of
-each harness adapter (its whole folder when it is a package, so a new file cannot be missed), and
+each harness adapter (its whole folder when it is a package, so a new file cannot be missed; for a
+plug-in its whole top-level package, or its file, plus the tbflow classes it builds on, and where
+it came from: an entry point's distribution and version), and
 the code that judges trials (``JUDGE_SOURCES``: classification, reward parsing, the judge
 program run in containers (tasks_lib/container/judge), the process-group kill, the records) with
 tbflow's version.
@@ -15,6 +17,11 @@ Where the registry file lives is left out: moving it changes no task.
 
 Run-time knobs that do not change what a trial measures (concurrency, retries of environment
 failures, where the jobs live) are deliberately left out.
+
+Nothing in it depends on where the code sits on disk: tbflow's files are keyed relative to the
+repository, a plug-in's relative to the directory its top-level package (or its file) is in, and
+the config names harnesses by their keys, not by the path a file plug-in was given as. So the same
+job resumes from another checkout, machine or venv, and only a real change is refused.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from pydantic import BaseModel
 
 from tasks_lib import __version__
 from tasks_lib.dataset.dataset_models import DatasetSource
+from tasks_lib.job.harness_source import HarnessSource
 
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: The code that decides a trial's verdict, relative to the repository root: the trial stages and
@@ -46,6 +54,8 @@ _SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 class HarnessIdentity(BaseModel):
     version: str
     files: dict[str, str]
+    #: a plug-in's origin without paths (``HarnessSource.portable``); None for a built-in
+    source: str | None = None
 
 
 class JudgeIdentity(BaseModel):
@@ -95,30 +105,69 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 
 def adapter_files(harness) -> dict[str, str]:
-    """Hashes of the files that define a harness adapter, keyed by path under the repo root."""
+    """Hashes of the files that define a harness adapter, keyed by a path relative to the repo
+    root (tbflow's files) or to the plug-in's root (``plugin_root``), never an absolute one."""
     paths = harness.adapter_sources() if hasattr(harness, "adapter_sources") else default_adapter_sources(harness)
-    root = Path(__file__).resolve().parents[2]
+    plugin = plugin_root(harness)
+    if plugin is not None:
+        paths = [*paths, plugin[1]]
     out: dict[str, str] = {}
     for p in paths:
         p = Path(p).resolve()
         items = file_hashes(p).items() if p.is_dir() else [("", hashlib.sha256(p.read_bytes()).hexdigest())]
         for rel, digest in items:
-            full = (p / rel) if rel else p
-            try:
-                key = full.relative_to(root).as_posix()
-            except ValueError:
-                key = full.as_posix()
-            out[key] = digest
+            out[portable_key((p / rel) if rel else p, plugin[0] if plugin else None)] = digest
     return out
 
 
-def default_adapter_sources(harness) -> list[Path]:
-    """The adapter's module (its whole folder if it is a package) and the shared interface."""
+def _is_tbflow(path: Path) -> bool:
+    return path.is_relative_to(REPO_ROOT) and path.relative_to(REPO_ROOT).parts[:1] in (("harnesses",), ("tasks_lib",),
+                                                                                     ("flows",))
+
+
+def portable_key(path: Path, plugin_dir: Path | None) -> str:
+    """``path`` relative to tbflow's repository (its own packages), else to the plug-in's root,
+    else to the deepest import-path directory holding it; a file under none keeps only its name."""
+    if _is_tbflow(path):
+        return path.relative_to(REPO_ROOT).as_posix()
+    dirs = sorted({Path(p).resolve() for p in sys.path if p and Path(p).is_dir()}, key=lambda d: -len(d.parts))
+    for root in [*([plugin_dir] if plugin_dir else []), *dirs]:
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return f"outside/{path.name}"
+
+
+def _file_of(module) -> Path | None:
+    try:
+        return Path(inspect.getfile(module)).resolve()
+    except TypeError:  # a namespace package has no file
+        return None
+
+
+def plugin_root(harness) -> tuple[Path, Path] | None:
+    """For a harness defined outside tbflow: (the directory its top-level package or its file is
+    in, that package's directory or that file); None for tbflow's own."""
     module = sys.modules[type(harness).__module__]
-    src = Path(inspect.getfile(module))
-    base = Path(__file__).resolve().parents[1] / "trial" / "harness_api.py"
+    src = _file_of(module)
+    if src is None or _is_tbflow(src):
+        return None
+    top_file = _file_of(sys.modules.get(module.__name__.split(".")[0], module)) or src
+    own = top_file.parent if top_file.name == "__init__.py" else top_file
+    return own.parent, own
+
+
+def default_adapter_sources(harness) -> list[Path]:
+    """The adapter's module (its whole folder if it is a package) and every tbflow module of the
+    classes it builds on (the shared interface, a base such as ``OracleHarness`` a plug-in reuses)."""
+    module = sys.modules[type(harness).__module__]
+    src = Path(inspect.getfile(module)).resolve()
     main = src.parent if src.name == "__init__.py" else src
-    return [main, base]
+    bases: list[Path] = []
+    for cls in type(harness).__mro__[1:]:
+        path = _file_of(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else None
+        if path is not None and _is_tbflow(path) and path not in bases and path != main:
+            bases.append(path)
+    return [main, *bases]
 
 
 def judge_identity(sources: tuple[str, ...] = JUDGE_SOURCES, root: Path = REPO_ROOT) -> JudgeIdentity:
@@ -143,13 +192,23 @@ def dataset_identity(source: DatasetSource | None, task_names: list[str]) -> Dat
 
 
 def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[str, Any],
+                     sources: Mapping[str, HarnessSource] | None = None,
                      dataset: DatasetIdentity | None = None) -> JobIdentity:
+    """``harnesses`` by key; ``sources`` says where the plug-ins among them came from. The config's
+    ``harnesses`` are the keys, so a file plug-in named by another path is the same job."""
+    sources = sources or {}
+
+    def portable(name: str) -> str | None:
+        src = sources.get(name)
+        return src.portable() if src is not None and src.origin != "built-in" else None
+
+    config = {**config, "harnesses": list(harnesses)} if harnesses else config
     return JobIdentity(
         dataset=dataset,
         judge=judge_identity(),
         config={k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
         tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
-        harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h))
+        harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h), source=portable(name))
                    for name, h in sorted(harnesses.items())},
     )
 
@@ -209,5 +268,7 @@ def identity_changes(old: JobIdentity, new: JobIdentity) -> list[str]:
         o, n = old.harnesses[name], new.harnesses[name]
         if o.version != n.version:
             out.append(f"harness {name} version: {o.version} -> {n.version}")
+        if o.source != n.source:
+            out.append(f"harness {name} source: {o.source or 'built-in'} -> {n.source or 'built-in'}")
         out += _file_changes(f"harness {name} adapter", o.files, n.files)
     return out

@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 
 from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.gateway.gateway_usage import GatewayUsage
+from tasks_lib.job.harness_source import HarnessSource
 from tasks_lib.job.job_identity import JobIdentity
 
 RECORD_SCHEMA_VERSION = 1
@@ -232,6 +233,7 @@ class TrialSpec(BaseModel):
     trial_id: str
     task_name: str
     task_path: str
+    #: the harness's key in the job (a built-in or entry-point name, a plug-in class's ``name``)
     harness: str
     attempt: int
     model: str | None = None
@@ -243,6 +245,14 @@ class TrialSpec(BaseModel):
     generation: int = 0
     #: each log file copied out of the container is cut at this size (``--max-log-mb``)
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
+    #: how the job names the harness when that is not its key: ``module:Class`` or
+    #: ``path/file.py:Class`` (None: ``harness`` is the name to resolve)
+    harness_ref: str | None = None
+
+    @property
+    def harness_reference(self) -> str:
+        """What to resolve to get this trial's harness (``harnesses/registry.py``)."""
+        return self.harness_ref or self.harness
 
 
 OrderMode = Literal["expected", "name", "random"]
@@ -273,6 +283,9 @@ class TrialRecord(BaseModel):
     harness_version: str
     #: what the harness bundle was built from (package, version, integrity), for model harnesses
     harness_provenance: list[dict] = Field(default_factory=list)
+    #: where the harness came from: built-in, an entry point (distribution and version), a module or
+    #: a file (None in records written before tbflow recorded it: those were all built-ins)
+    harness_source: HarnessSource | None = None
     started_at: datetime
     ended_at: datetime
     duration_sec: float

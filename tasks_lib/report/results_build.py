@@ -89,9 +89,12 @@ def build_results(job_record: JobRecord, trial_records: Iterable[TrialRecord], j
 
 
 def _harness_order(config: dict, job: JobRecord, records: list[TrialRecord]) -> list[str]:
+    """The job's harness keys in config order. A plug-in named by an import path is keyed by its
+    class's name, so a config entry that is no key (``file.py:Class``) is left out."""
+    keys = {*job.harness_versions, *(r.spec.harness for r in records)}
     order: list[str] = []
     for h in [*(config.get("harnesses") or []), *job.harness_versions, *(r.spec.harness for r in records)]:
-        if isinstance(h, str) and h not in order:
+        if isinstance(h, str) and h not in order and (h in keys or ":" not in h):
             order.append(h)
     return order
 

@@ -1,0 +1,1 @@
+"""An example tbflow harness plug-in (docs/write-a-harness.md)."""
