@@ -65,3 +65,13 @@ def test_unreachable_git_url_is_one_line_and_leaves_the_cache_alone(dataset_repo
     line = _refused("datasets", "download", "lost@1.0", "--to", str(tmp_path / "out"),
                     "--registry", str(dataset_repo.registry))
     assert gone in line and not (tmp_path / "out").exists()
+
+
+def test_mistyped_directory_says_no_such_directory_and_why_it_is_no_name_either(tmp_path, monkeypatch):
+    """``tbflow run my-taks`` (a typo, no such directory) reads as a registry name too; offline the
+    registry cannot be read, and the one line must still say first that there is no such directory."""
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "no-registry.json"
+    line = _refused("run", "my-taks", "--registry", str(missing), "--jobs-dir", str(tmp_path / "jobs"))
+    assert "DATASET: my-taks: no such directory, and as a dataset name:" in line and str(missing) in line
+    assert not (tmp_path / "jobs").exists()

@@ -116,7 +116,14 @@ def _install(parsed: DatasetName, version: str, location: str, pins: list[TaskPi
 
 
 def _fetch_registry(parsed: DatasetName, location: str, allow_unpinned: bool) -> ResolvedDataset:
-    entry = find_dataset(read_registry(location), parsed.name, parsed.version, location)
+    try:
+        datasets = read_registry(location)
+    except InputError as exc:
+        if "@" in parsed.text:
+            raise
+        # a bare word is first of all a directory the user may have mistyped: say both
+        raise InputError("DATASET", f"{parsed.text}: no such directory, and as a dataset name: {exc.message}") from exc
+    entry = find_dataset(datasets, parsed.name, parsed.version, location)
     label = f"{entry.name}@{entry.version}"
     if parsed.version is None:
         found = _from_cache(parsed.model_copy(update={"version": entry.version}), location)
