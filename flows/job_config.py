@@ -92,6 +92,9 @@ Order = Annotated[OrderMode, Field(description="Start order of the trials: expec
                                                "or random.")]
 OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=random (default: a new one, recorded "
                                                              "in job.json).")]
+Build = Annotated[bool, Field(description=(
+    "Build every task's image from its environment/Dockerfile, even when [environment] docker_image names one "
+    "(default: that image if present locally, else pulled, else built)."))]
 ForceNew = Annotated[bool, Field(description="If the job exists with another identity, start a new job directory "
                                              "instead of refusing.")]
 
@@ -104,6 +107,7 @@ class JobConfig(BaseModel):
     dataset: Dataset
     registry: Registry = None
     allow_unpinned: AllowUnpinned = False
+    build: Build = False
     harnesses: Harnesses = Field(default_factory=lambda: ["oracle"])
     model: Model = None
     concurrency: Concurrency = 1

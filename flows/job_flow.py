@@ -26,7 +26,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, tags
 from pydantic import ValidationError
 
-from flows.job_config import (AllowUnpinned, Attempts, Concurrency, Dataset, EnvRetries, Exclude, ForceNew,
+from flows.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude, ForceNew,
                               Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order,
                               OrderSeed, Registry, RerunInvalid, ShardReruns, Shards, TimeoutMultiplier)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
@@ -76,6 +76,7 @@ def _job_flow(
     dataset: Dataset,
     registry: Registry = None,
     allow_unpinned: AllowUnpinned = False,
+    build: Build = False,
     harnesses: Harnesses = ["oracle"],  # noqa: B006 - never mutated; Prefect shows it as the form's default
     model: Model = None,
     concurrency: Concurrency = 1,

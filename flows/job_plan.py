@@ -177,6 +177,12 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if not dataset.tasks:
         first = dataset.problems[0]
         raise InputError(first.where, f"no runnable task: {first.message}")
+    if config.build:  # the build lane and the trials see the same tasks (TrialSpec.force_build)
+        unbuildable = [t.name for t in dataset.tasks if not (t.environment_dir / "Dockerfile").is_file()]
+        if unbuildable:
+            raise InputError("--build", f"{len(unbuildable)} task(s) have no environment/Dockerfile to build, only "
+                                        f"[environment] docker_image: {', '.join(unbuildable[:5])}")
+        dataset = dataset.model_copy(update={"tasks": [t.built_from_context() for t in dataset.tasks]})
     hres = {ref: resolve_harness(ref) for ref in config.harnesses}
     refs = {r.key: ref for ref, r in hres.items()}
     harnesses = {r.key: get_harness(ref) for ref, r in hres.items()}
@@ -228,7 +234,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
                   identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
                   generation=store.previous_tries(tid) + (1 if tid in rerun else 0),
-                  harness_ref=refs[h] if refs[h] != h else None)
+                  harness_ref=refs[h] if refs[h] != h else None, force_build=config.build)
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     if config.order == "random" and config.order_seed is None:

@@ -184,6 +184,8 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
             raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
         task_ = load_task(Path(spec.task_path))
+        if spec.force_build:
+            task_ = task_.built_from_context()
         with transaction(commit_mode=CommitMode.EAGER):
             prepared = prepare_harness(spec, task_)
             image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir,

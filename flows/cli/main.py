@@ -29,7 +29,7 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
-         "order": "--order", "order_seed": "--seed", "registry": "--registry"}
+         "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 #: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
 EXIT_TBFLOW_ERROR = 3
@@ -74,6 +74,9 @@ def run(
                                             "name: NAME@VERSION (registry), ORG/NAME@REF (package)."),
     registry: Optional[str] = typer.Option(None, "--registry", metavar="PATH|URL", help=REGISTRY_HELP),
     allow_unpinned: bool = typer.Option(False, "--allow-unpinned", help=UNPINNED_HELP),
+    build: bool = typer.Option(False, "--build", help="Build every task from its environment/Dockerfile, even when "
+                                                      "[environment] docker_image names an image (default: that "
+                                                      "image if present, else pulled, else built)."),
     harness: List[str] = typer.Option(["oracle"], "--harness", "-a",
                                       help="Harness to run (repeatable): a built-in (oracle, nop, codex, opencode, "
                                            "pi, claude-code) or installed name (tbflow harnesses), module:Class, "
@@ -110,8 +113,8 @@ def run(
 
     A second signal stops at once. Prefect: PREFECT_API_URL if set, else a local server tbflow runs.
     """
-    _run_job(_config(dataset=dataset, registry=registry, allow_unpinned=allow_unpinned, harnesses=harness,
-                     model=model, concurrency=concurrency, attempts=attempts,
+    _run_job(_config(dataset=dataset, registry=registry, allow_unpinned=allow_unpinned, build=build,
+                     harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
                      max_log_mb=max_log_mb, order=order, order_seed=seed))

@@ -41,6 +41,8 @@ from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.job.harness_source import HarnessSource
 
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
+#: in the identity only when set, so the identity of a job recorded before they existed is unchanged
+IDENTITY_FLAGS = ("build",)
 #: The code that decides a trial's verdict, relative to the repository root: the trial stages and
 #: verdict (classification, rewards, the in-container judge and its report, process-group kill), the
 #: container scripts and engine access they run through, and the records. A folder counts as a
@@ -206,7 +208,8 @@ def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[st
     return JobIdentity(
         dataset=dataset,
         judge=judge_identity(),
-        config={k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
+        config={**{k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
+                **{k: True for k in IDENTITY_FLAGS if config.get(k)}},
         tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
         harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h), source=portable(name))
                    for name, h in sorted(harnesses.items())},
@@ -248,7 +251,7 @@ def _dataset_changes(old: DatasetIdentity | None, new: DatasetIdentity | None) -
 def identity_changes(old: JobIdentity, new: JobIdentity) -> list[str]:
     """Human-readable differences, e.g. ``task hello-file changed: tests/test.sh``."""
     out: list[str] = _dataset_changes(old.dataset, new.dataset)
-    for k in IDENTITY_CONFIG_KEYS:
+    for k in IDENTITY_CONFIG_KEYS + IDENTITY_FLAGS:
         if old.config.get(k) != new.config.get(k):
             out.append(f"config {k}: {old.config.get(k)!r} -> {new.config.get(k)!r}")
     for name in sorted(old.tasks.keys() | new.tasks.keys()):

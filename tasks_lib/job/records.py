@@ -248,6 +248,8 @@ class TrialSpec(BaseModel):
     #: how the job names the harness when that is not its key: ``module:Class`` or
     #: ``path/file.py:Class`` (None: ``harness`` is the name to resolve)
     harness_ref: str | None = None
+    #: ``--build``: the image is built from ``environment/`` even when the task names a ``docker_image``
+    force_build: bool = False
 
     @property
     def harness_reference(self) -> str:

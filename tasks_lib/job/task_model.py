@@ -137,6 +137,12 @@ class Task(BaseModel):
     def environment_dir(self) -> Path:
         return self.path / "environment"
 
+    def built_from_context(self) -> "Task":
+        """This task with ``[environment] docker_image`` dropped, so its image is built from
+        ``environment/`` (``--build``); a task without a Dockerfile then fails its build-image."""
+        env = self.config.environment.model_copy(update={"docker_image": None})
+        return self.model_copy(update={"config": self.config.model_copy(update={"environment": env})})
+
     @property
     def tests_dir(self) -> Path:
         return self.path / "tests"

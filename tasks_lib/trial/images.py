@@ -4,7 +4,8 @@ The tag is a hash of every file under ``environment/`` (relative path, mode, byt
 target), so editing a file the Dockerfile COPYs produces a new tag and a rebuild, while an
 unchanged context reuses the existing image with no build at all. ``[environment] docker_image``
 is honoured first: used when present locally, pulled when possible, else we fall back to building
-``environment/`` and say so in the build log.
+``environment/`` and say so in the build log (a pull that fails for lack of network says so in one
+line). ``--build`` drops ``docker_image`` (``Task.built_from_context``): always ``environment/``.
 """
 
 from __future__ import annotations
@@ -88,13 +89,19 @@ def ensure_image(task: Task, log_path: Path, log_rel: str) -> ImageOutcome:
     env = task.config.environment
     if env.docker_image:
         with _lock_for(env.docker_image):
-            if _exists(env.docker_image) or _try_pull(env.docker_image, log_path):
+            pull_failed = None if _exists(env.docker_image) else _try_pull(env.docker_image, log_path)
+            if pull_failed is None:
                 return ImageOutcome(tag=env.docker_image, source="docker_image",
                                     build_log=log_rel if log_path.exists() else None,
                                     duration_sec=time.monotonic() - start)
         if not (task.environment_dir / "Dockerfile").is_file():
-            raise ImageBuildError("build-image", f"image {env.docker_image} is not present and cannot be pulled; "
-                                  "the task has no environment/Dockerfile to build instead", log_rel)
+            raise ImageBuildError("build-image", f"image {env.docker_image} is not present locally and the pull "
+                                  f"failed ({pull_failed}); the task has no environment/Dockerfile to build instead",
+                                  log_rel)
+    elif not (task.environment_dir / "Dockerfile").is_file():  # planning refuses --build of such a task
+        error = ImageBuildError("build-image", "--build: the task has no environment/Dockerfile to build", log_rel)
+        error.retryable = False
+        raise error
     tag = image_tag(task)
     with _lock_for(tag), build_lock(tag, interrupts.check):  # one build per tag: this process, then this host
         if _exists(tag):
@@ -103,8 +110,20 @@ def ensure_image(task: Task, log_path: Path, log_rel: str) -> ImageOutcome:
     return ImageOutcome(tag=tag, source="built", build_log=log_rel, duration_sec=time.monotonic() - start)
 
 
-def _try_pull(image: str, log_path: Path) -> bool:
-    """Pull ``image`` within ``PULL_TIMEOUT_SEC``; False (and why, in the build log) when it fails."""
+#: what a pull failing for lack of network says (Docker's resolver and dialer errors)
+_NO_NETWORK = re.compile(r"no such host|dial tcp|network is unreachable|connection refused|i/o timeout|"
+                         r"TLS handshake timeout|Temporary failure in name resolution", re.I)
+
+
+def pull_problem(why: str) -> str:
+    """One line for a failed pull: lack of network said as such, else Docker's first line."""
+    first = why.strip().splitlines()[0] if why.strip() else "unknown error"
+    return f"no network to reach its registry: {first}" if _NO_NETWORK.search(why) else first
+
+
+def _try_pull(image: str, log_path: Path) -> str | None:
+    """Pull ``image`` within ``PULL_TIMEOUT_SEC``; None when it is here now, else why not (one line,
+    also in the build log)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
     errors: list[str] = []
@@ -123,10 +142,10 @@ def _try_pull(image: str, log_path: Path) -> bool:
         why = str(exc)
     if why is None:
         log_path.write_text(f"pulled {image}\n", encoding="utf-8")
-        return True
+        return None
     log_path.write_text(f"[environment] docker_image {image} is not present locally and the pull failed:\n"
                         f"  {why}\nbuilding environment/ instead\n", encoding="utf-8")
-    return False
+    return pull_problem(why)
 
 
 def extra_build_options() -> dict:
