@@ -1,5 +1,6 @@
-"""A run killed outright (SIGKILL: no hook, no finally) leaves its trial container and a stale
-lock; the next tbflow command that touches the job (here ``report``) removes that container, and
+"""A run killed outright with its guard (SIGKILL of tbflow and of the server process next to it,
+as when the machine loses power: no hook, no finally, no guard) leaves its trial container and a
+stale lock; the next tbflow command that touches the job (here ``report``) removes that container, and
 ``tbflow gc`` removes such orphans of every job, but never a container of a job whose lock a live
 process holds, nor one of a job outside its scope."""
 
@@ -14,6 +15,7 @@ import pytest
 from docker.errors import NotFound
 
 from task_factory import make_task
+from tbflow_process import alive, server_processes, wait_until
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
 from tasks_lib.job.job_lock import LOCK_NAME
@@ -36,7 +38,10 @@ def _exists(client, cid: str) -> bool:
 
 
 def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:
-    """Start a run, SIGKILL its whole process group once the trial container runs; its id."""
+    """Start a run, SIGKILL its guard and its whole process group once the trial container runs; its id.
+
+    The guard (flows/server_process.py, in a session of its own) removes the containers of a tbflow
+    that died, which is its job; it goes first here, or the orphan this test needs would not exist."""
     proc = subprocess.Popen([*CLI, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", name], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     job_dir = os.path.realpath(jobs / name)
@@ -44,8 +49,13 @@ def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:
     while not (found := client.containers.list(filters={"label": f"{LABEL_JOB_DIR}={job_dir}"})):
         assert proc.poll() is None and time.monotonic() < deadline, "the run never started its trial"
         time.sleep(0.2)
+    guards = server_processes(proc.pid)
+    assert guards, "tbflow started no server/guard process"
+    for pid in guards:  # SIGKILL: it cannot act on it; tbflow next, before it can notice its server is gone
+        os.kill(pid, signal.SIGKILL)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    wait_until(lambda: not any(alive(p) for p in guards), 30, "the guard to die")
     return found[0].id
 
 
