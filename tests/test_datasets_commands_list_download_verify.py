@@ -31,6 +31,16 @@ def test_list_shows_registry_versions_and_cached_sizes(dataset_repo):
     assert "tiny-bench@1.0  2 tasks  " in res.output and "KiB" in res.output and dataset_repo.c1[:12] in res.output
 
 
+def test_list_offline_still_shows_the_cache_then_exits_2_naming_the_registry(dataset_repo, tmp_path):
+    resolve_dataset("tiny-bench@1.0", str(dataset_repo.registry))
+    missing = tmp_path / "gone" / "registry.json"
+    res = _cli("datasets", "list", "--registry", str(missing))
+    assert res.exit_code == 2, res.output
+    assert "tiny-bench@1.0  2 tasks  " in res.output  # what runs offline is listed
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("tbflow: error: --registry: ") and str(missing) in last
+
+
 def test_download_exports_a_directory_that_runs_offline_and_is_verified(dataset_repo, tmp_path):
     out = tmp_path / "export"
     res = _cli("datasets", "download", "tiny-bench@2.0", "--to", str(out), "--registry", str(dataset_repo.registry))

@@ -46,13 +46,16 @@ def list_(
     from tasks_lib.dataset.registry import read_registry, registry_location
     from tasks_lib.errors import InputError
 
+    unreadable = None
     if not cached_only:
         location = registry_location(registry)
         try:
             datasets = read_registry(location)
-        except InputError as exc:
-            fail(exc.where, exc.message)
-        typer.echo(f"registry {location}:")
+        except InputError as exc:  # offline: the cache is still worth listing; exit 2 after it
+            unreadable = exc
+            datasets = []
+        if unreadable is None:
+            typer.echo(f"registry {location}:")
         counts = {(d.name, d.version): len(d.tasks) for d in datasets}
         for name in sorted({d.name for d in datasets}):
             versions = version_order([v for n, v in counts if n == name])
@@ -63,6 +66,8 @@ def list_(
         src = manifest.source
         typer.echo(f"  {src.pinned_spec}  {len(src.tasks)} tasks  {_size(tree_size(entry))}  from {src.source}"
                    + (f" @ {src.commit[:12]}" if src.commit else "") + f"  ({entry.name})")
+    if unreadable is not None:
+        fail(unreadable.where, unreadable.message)
 
 
 @datasets_app.command("download")
