@@ -27,9 +27,10 @@ STAGES = {
     "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 20\n"),
               lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
     # the agent and the verifier: the exec that starts them, as the engine reports it (live events)
-    "agent": (dict(solve="sleep 4\necho ok > /app/done\n", check="[ -f /app/done ]"),
+    # slow on purpose: a loaded worker may take seconds to deliver the signal after the stage started
+    "agent": (dict(solve="sleep 20\necho ok > /app/done\n", check="[ -f /app/done ]"),
               lambda seen, trial_dir: seen.exec_started(SLOW, LAUNCH)),
-    "verifier": (dict(test_sh="#!/bin/bash\nsleep 4\necho 1 > /logs/verifier/reward.txt\n"),
+    "verifier": (dict(test_sh="#!/bin/bash\nsleep 20\necho 1 > /logs/verifier/reward.txt\n"),
                  lambda seen, trial_dir: seen.exec_started(SLOW, f"{JUDGE} verify ")),
     # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
     # download is seen from the host side (its first file appears in the trial dir), a stat

@@ -29,6 +29,7 @@ import os
 import re
 import shlex
 import shutil
+import threading
 from abc import abstractmethod
 from pathlib import Path
 from typing import Callable
@@ -66,6 +67,10 @@ class PreparedCliHarness(PreparedHarness):
     """A prepared CLI harness plus what its bundle was built from (for the job's provenance)."""
 
     provenance: list[BundleProvenance] = Field(default_factory=list)
+
+
+#: CPython 3.11's parser is not safe to run from two trial threads at once (seen in a suite run)
+_AST_LOCK = threading.Lock()
 
 
 def v1_url(base_url: str) -> str:
@@ -256,5 +261,6 @@ def _adapter_modules(folder: Path) -> set[Path]:
             isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)
             and any(isinstance(t, ast.Name) and t.id == "name" for t in st.targets) for st in node.body))
 
-    return {path.resolve() for path in folder.glob("*.py")
-            if any(names_a_harness(n) for n in ast.parse(path.read_text(encoding="utf-8")).body)}
+    with _AST_LOCK:  # ast.parse from several threads at once can fail in 3.11 ("AST constructor recursion depth")
+        return {path.resolve() for path in folder.glob("*.py")
+                if any(names_a_harness(n) for n in ast.parse(path.read_text(encoding="utf-8")).body)}
