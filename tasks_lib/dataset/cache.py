@@ -31,6 +31,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.dataset.dataset_models import CacheManifest
 from tasks_lib.dataset.digest import file_hashes, task_digest
 
@@ -41,8 +42,7 @@ _verified: dict[tuple[Path, str], tuple] = {}
 
 def datasets_root() -> Path:
     """``$TBFLOW_CACHE_DIR/datasets``, the cache dir defaulting to ``~/.cache/tbflow``."""
-    override = os.environ.get("TBFLOW_CACHE_DIR")
-    return (Path(override) if override else Path.home() / ".cache" / "tbflow") / "datasets"
+    return cache_dir() / "datasets"
 
 
 def entry_key(kind: str, name: str, version: str, canonical_source: str) -> str:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from tasks_lib.file_sha256 import sha256_file
+
 TOP_FILES = ("task.toml", "instruction.md", "README.md", "trajectory.json")
 TREES = ("environment", "tests", "solution", "steps")
 DEFAULT_IGNORES = ("__pycache__/", "*.pyc", ".DS_Store", "*.swp", "*.swo", "*~")
@@ -38,7 +40,7 @@ def file_hashes(task_dir: Path) -> dict[str, str]:
             if path.is_symlink() and not _inside(path, task_dir):  # never read a file outside the task
                 out[rel] = hashlib.sha256(b"symlink\0" + os.readlink(path).encode()).hexdigest()
             elif path.is_file():  # a link to a file of the task counts by its content, as in Harbor
-                out[rel] = _sha256_file(path)
+                out[rel] = sha256_file(path)
     return out
 
 
@@ -48,14 +50,6 @@ def _inside(link: Path, root: Path) -> bool:
     except (ValueError, OSError):
         return False
     return link.resolve().is_file()
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _ignore_spec(task_dir: Path) -> GitIgnoreSpec:

@@ -22,6 +22,7 @@ import statistics
 from contextlib import closing
 from pathlib import Path
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.job.records import TrialRecord
 
 HISTORY_FILE = "trial-history.sqlite"
@@ -38,8 +39,7 @@ def history_path() -> Path:
     ``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (the cache dir defaults to ``~/.cache/tbflow``)."""
     if own := os.environ.get("TBFLOW_HISTORY"):
         return Path(own)
-    override = os.environ.get("TBFLOW_CACHE_DIR")
-    return (Path(override) if override else Path.home() / ".cache" / "tbflow") / HISTORY_FILE
+    return cache_dir() / HISTORY_FILE
 
 
 def _connect(path: Path) -> sqlite3.Connection:
