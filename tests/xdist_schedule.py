@@ -30,6 +30,7 @@ STARTED_FIRST = (
     "test_command_handed_to_prefork.py",
     "test_kill_9_leaves_no_prefect_server.py",
     "test_refused_shard_is_not_rerun.py",
+    "test_example_plugin_runs_through_a_deployment.py",
 )
 
 
