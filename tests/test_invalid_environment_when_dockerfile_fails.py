@@ -1,5 +1,8 @@
-"""A Dockerfile that fails makes its trial invalid: environment with the build's last lines; the
-job goes on with the other tasks."""
+"""A Dockerfile that fails makes its trial invalid: environment; its reason's first line is the
+failing step and the engine's error (what every one-line view shows), the build's last lines
+follow; the job goes on with the other tasks."""
+
+import re
 
 from task_factory import make_task, record_of
 
@@ -13,6 +16,9 @@ def test_failed_build_is_invalid_environment_and_job_goes_on(run_job, tmp_path):
     assert broken.validity.status == "invalid"
     assert broken.validity.kind == "environment"
     assert "tbflow-build-marker" in broken.validity.reason
+    head = broken.validity.reason.splitlines()[0]
+    assert re.match(r"build-image: docker build failed at Step 2/\d+ \(RUN echo tbflow-build-marker && exit 3\): ", head), head
+    assert head.endswith("returned a non-zero code: 3"), head
     assert broken.validity.evidence == "build.log"
     assert broken.agent is None and broken.verifier is None
     log = (tmp_path / "jobs" / "job" / "trials" / broken.trial_id / "build.log").read_text()

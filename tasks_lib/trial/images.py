@@ -20,6 +20,7 @@ from pathlib import Path
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from tasks_lib.trial import interrupts
+from tasks_lib.trial.build_failure import build_failure_reason
 from tasks_lib.container.build_lock import build_lock
 from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
@@ -30,7 +31,6 @@ from tasks_lib.job.task_model import Task
 _tag_locks: dict[str, threading.Lock] = {}
 _tag_locks_guard = threading.Lock()
 PULL_TIMEOUT_SEC = 120
-LOG_TAIL_LINES = 15
 
 
 def context_hash(env_dir: Path) -> str:
@@ -64,11 +64,6 @@ def _exists(tag: str) -> bool:
         return True
     except ImageNotFound:
         return False
-
-
-def _tail(text: str, n: int = LOG_TAIL_LINES) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return "\n".join(lines[-n:])
 
 
 def image_present(task: Task) -> bool:
@@ -197,8 +192,8 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
     if not finished:
         raise BuildTimeout("build-image", f"image build timed out after {timeout:g} s", log_rel)
     if errors or not _exists(tag):
-        tail = _tail(log_path.read_text(encoding="utf-8", errors="replace"))
-        raise ImageBuildError("build-image", f"docker build failed:\n{tail}", log_rel)
+        text = log_path.read_text(encoding="utf-8", errors="replace")
+        raise ImageBuildError("build-image", build_failure_reason(text, errors), log_rel)
 
 
 class BuildTimeout(ImageBuildError):
