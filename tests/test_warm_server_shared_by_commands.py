@@ -136,3 +136,35 @@ def test_server_stops_by_itself_after_its_idle_timeout(docker_ready, tmp_path, w
     assert done.returncode == 0, done.stdout + done.stderr
     wait_until(lambda: not daemons(home), 120, "the idle server to stop by itself")
     assert "stopped" in (home / "tbflow-server.log").read_text()
+
+
+def test_status_and_stop_from_another_checkout_leave_this_server_alone(docker_ready, tmp_path, warm_env):
+    """Two checkouts sharing a PREFECT_HOME reach one server socket: the other's ``status`` showed
+    this server as its own and its ``stop`` stopped it. Another install is another interpreter
+    (a second venv that sees this checkout's packages), so its server version differs."""
+    import sys
+    import sysconfig
+
+    home, env = warm_env
+    ds = tmp_path / "ds"
+    make_task(ds, "one")
+    first = tbflow(env, "run", str(ds), "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "a")
+    assert first.returncode == 0, first.stdout + first.stderr
+    (server,) = daemons(home)
+    other = tmp_path / "other-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
+    site = other / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (site / "checkout.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+
+    def from_other(*args):
+        return subprocess.run([str(other / "bin" / "python"), "-m", "flows.cli.main", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    seen = from_other("server", "status")
+    assert seen.returncode == 1 and "another tbflow's" in seen.stdout and str(server) in seen.stdout, seen.stdout
+    refused = from_other("server", "stop")
+    assert refused.returncode == 1 and "left running" in refused.stdout and "--any" in refused.stdout, refused.stdout
+    assert alive(server) and json.loads(tbflow(env, "server", "status").stdout)["pid"] == server
+    forced = from_other("server", "stop", "--any")
+    assert forced.returncode == 0 and "stopping" in forced.stdout, forced.stdout + forced.stderr
+    wait_until(lambda: not alive(server), 60, "the server to stop on `tbflow server stop --any`")

@@ -1,5 +1,11 @@
 """``tbflow server status|stop``: see and stop the warm local Prefect server (flows/server_daemon.py)
-that ``run`` and ``resume`` leave running for the next command (README.md, "Prefect")."""
+that ``run`` and ``resume`` leave running for the next command (README.md, "Prefect").
+
+Both act only on this tbflow's server: the one of this ``PREFECT_HOME`` whose version (tbflow,
+Prefect and the interpreter, i.e. this checkout's venv) is this command's. Another checkout that
+shares the ``PREFECT_HOME`` reaches the same server socket; its ``status`` says whose the server
+is and exits 1, and its ``stop`` leaves it running unless ``--any`` is given.
+"""
 
 from __future__ import annotations
 
@@ -10,29 +16,55 @@ import typer
 server_app = typer.Typer(help="The warm local Prefect server that tbflow commands share.", no_args_is_help=True)
 
 
+def _others(info: dict) -> str | None:
+    """Why ``info`` (a server's status) is not this tbflow's server, or None when it is."""
+    from flows.server_daemon import daemon_version
+
+    theirs, ours = info.get("version"), daemon_version()
+    if theirs == ours:
+        return None
+    return f"the tbflow server of {_home()} (pid {info.get('pid')}) is another tbflow's: {theirs}, not {ours}"
+
+
+def _home() -> str:
+    from flows import shared_server
+
+    return str(shared_server.prefect_home())
+
+
 @server_app.command("status")
 def status() -> None:
-    """Show the warm server of this PREFECT_HOME (pid, API URL, attached commands); exit 1 if none runs."""
+    """Show this tbflow's warm server of this PREFECT_HOME (pid, API URL, attached commands); exit 1 if none runs."""
     from flows import shared_server
 
     info = shared_server.status()
     if info is None:
-        typer.echo(f"no tbflow server runs for {shared_server.prefect_home()}")
+        typer.echo(f"no tbflow server runs for {_home()}")
+        raise typer.Exit(1)
+    other = _others(info)
+    if other is not None:
+        typer.echo(f"no server of this tbflow runs for {_home()}; {other}")
         raise typer.Exit(1)
     typer.echo(json.dumps(info, indent=1))
 
 
 @server_app.command("stop")
-def stop() -> None:
-    """Stop the warm server now, or as soon as the commands attached to it have finished."""
+def stop(any_server: bool = typer.Option(False, "--any", help="Also stop a server another tbflow (another "
+                                         "checkout or venv) runs for this PREFECT_HOME.")) -> None:
+    """Stop this tbflow's warm server now, or as soon as the commands attached to it have finished."""
     from flows import shared_server
 
     from flows.cli import handoff
 
     handoff.request_stop()  # the process that runs commands for this server's configuration, too
-    attached = shared_server.request_stop()
+    info = shared_server.status()
+    other = _others(info) if info is not None else None
+    if other is not None and not any_server:
+        typer.echo(f"left running: {other} (stop it with `tbflow server stop --any`, or from that checkout)")
+        raise typer.Exit(1)
+    attached = shared_server.request_stop() if info is not None else None
     if attached is None:
-        typer.echo(f"no tbflow server runs for {shared_server.prefect_home()}")
+        typer.echo(f"no tbflow server runs for {_home()}")
     elif attached:
         typer.echo(f"the tbflow server stops when its {attached} running command(s) finish")
     else:
