@@ -19,6 +19,7 @@ it ``Refused`` with the same one line).
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -154,3 +155,22 @@ class JobConfig(BaseModel):
     def flow_parameters(self) -> dict:
         """The flat parameters of ``job_flow`` for this config."""
         return self.model_dump()
+
+
+#: CLI flags whose parameter is not the flag's name with ``_`` for ``-``
+_FLAG_PARAMETER = {"harness": "harnesses"}
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
+
+
+def in_parameter_terms(text: str) -> str:
+    """``text`` with every CLI flag of a job field named as the flow parameter instead.
+
+    Refusals are written once, in the CLI's terms (``--model``, ``--jobs-dir``); a deployment's
+    user sets parameters, so the flow's Refused state and log say ``parameter model``,
+    ``parameter jobs_dir``. Flags of no job field (``--output``) are left as they are.
+    """
+    def name(m: re.Match) -> str:
+        field = _FLAG_PARAMETER.get(m.group(1), m.group(1).replace("-", "_"))
+        return f"parameter {field}" if field in JobConfig.model_fields else m.group(0)
+
+    return _FLAG.sub(name, text)

@@ -28,7 +28,8 @@ from pydantic import ValidationError
 
 from flows.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude, ForceNew,
                               Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order,
-                              OrderSeed, Registry, RerunInvalid, ShardReruns, Shards, TimeoutMultiplier)
+                              OrderSeed, Registry, RerunInvalid, ShardReruns, Shards, TimeoutMultiplier,
+                              in_parameter_terms)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
@@ -110,7 +111,7 @@ def _job_flow(
     except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
         err = exc.errors()[0]
         bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))
-        return refused(logger, bad, f"{bad.where}: {bad.message}")
+        return refused(logger, bad, in_parameter_terms(f"{bad.where}: {bad.message}"))
     new_job_id = uuid.uuid4().hex[:12]
     try:
         p = plan(config, new_job_id)
@@ -119,7 +120,7 @@ def _job_flow(
         preflight()
         p, lock = lock_job(config, p, new_job_id)  # one owner per job, for the whole run
     except InputError as exc:  # also JobLockedError: another live run holds the job
-        return refused(logger, exc, f"{exc.where}: {exc.message}")
+        return refused(logger, exc, in_parameter_terms(f"{exc.where}: {exc.message}"))
     except DockerUnavailableError as exc:
         return refused(logger, exc, f"docker: {exc}")
     try:

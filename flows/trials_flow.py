@@ -25,7 +25,7 @@ from typing import Any
 from prefect import flow, get_run_logger, tags
 from prefect.runtime import flow_run
 
-from flows.job_config import Concurrency, JobConfig
+from flows.job_config import Concurrency, JobConfig, in_parameter_terms
 from flows.job_plan import plan, upstream_for
 from flows.cli.progress import LogListener, location
 from flows.run_ui import job_tags, refused
@@ -78,7 +78,8 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
         p = plan(config, job.job_id)
         preflight()
     except (InputError, DockerUnavailableError) as exc:
-        return refused(logger, exc, f"{getattr(exc, 'where', 'docker')}: {getattr(exc, 'message', exc)}")
+        return refused(logger, exc, in_parameter_terms(f"{getattr(exc, 'where', 'docker')}: "
+                                                       f"{getattr(exc, 'message', exc)}"))
     wanted = set(trial_ids)
     unknown = sorted(wanted - {s.trial_id for s in p.specs})
     if unknown:
