@@ -98,8 +98,8 @@ class HostRun:
         outcome = AgentOutcome(
             exit_code=None if timed_out or abandoned else (1 if error is not None else 0), timed_out=timed_out,
             timeout_sec=self.timeout_sec, duration_sec=round(min(time.monotonic(), self.deadline) - self.began, 3),
-            stdout_log=f"{HOST_LOGS_DIR}/{self.harness.event_log_name}", gateway_usage=gateway, abandoned=abandoned,
-            stderr_log=f"{HOST_LOGS_DIR}/{TBFLOW_LOG}" if (self.logs_dir / TBFLOW_LOG).exists() else None)
+            stdout_log=self._log(self.harness.event_log_name), stderr_log=self._log(TBFLOW_LOG),
+            gateway_usage=gateway, abandoned=abandoned)
         return outcome, self._judge_error(error, outcome)
 
     def _wait(self) -> bool:
@@ -138,6 +138,10 @@ class HostRun:
     def _reached_model(self, outcome: AgentOutcome) -> bool:
         usage = self.harness.parse_usage(self.logs_dir)
         return reached_model_by(outcome.model_copy(update={"usage": usage})) is not None
+
+    def _log(self, name: str) -> str | None:
+        """``host-agent/NAME`` for the record, when the file is there."""
+        return f"{HOST_LOGS_DIR}/{name}" if (self.logs_dir / name).is_file() else None
 
     def _note(self, text: str) -> None:
         with (self.logs_dir / TBFLOW_LOG).open("a", encoding="utf-8") as fh:
