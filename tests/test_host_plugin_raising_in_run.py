@@ -1,8 +1,11 @@
 """A host-side plug-in (``HostHarness``) that raises in ``run``: after it reached the model it is
 scored on what it did, with a ``harness-raised`` flag and its traceback as evidence; before, it is
 invalid: harness with its traceback. A ``run`` that ignores the deadline is abandoned after the
-grace and recorded so; the trial (and the job) go on. Real engine, real Prefect, the mock model."""
+grace and recorded so; the trial (and the job) go on. ``exec``'s own timeout kills that call's
+session inside the container, its output comes back bounded, ``cwd``/``env`` apply, and
+``upload``/``download`` round-trip. Real engine, real Prefect, the mock model."""
 
+import json
 import textwrap
 
 from cli_model import pointed_at_mock, solvable_task
@@ -92,3 +95,52 @@ def test_host_loop_that_ignores_the_deadline_is_abandoned_not_waited_for(run_job
     assert any("sleep 1000" in p.command for p in rec.kill.killed), rec.kill
     log = (tmp_path / "jobs" / "job" / "trials" / rec.trial_id / "host-agent" / "tbflow.log").read_text()
     assert "abandoned" in log
+
+
+ENV_PROBE = textwrap.dedent('''\
+    import json
+    from pathlib import Path
+
+    from tasks_lib.trial.harness_api import PreparedHarness
+    from tasks_lib.trial.host_agent_api import HostHarness
+
+
+    class EnvProbe(HostHarness):
+        name, version, kind = "env-probe", "1.0", "reference"
+
+        def prepare(self, task):
+            return PreparedHarness(name=self.name, version=self.version, kind=self.kind)
+
+        def run(self, session):
+            env, out = session.env, {}
+            slow = env.exec("sleep 1000", timeout=2)
+            out["slow"] = [slow.timed_out, slow.duration_sec]
+            out["after"] = env.exec("for d in /proc/[0-9]*; do tr '\\\\000' ' ' < $d/cmdline; echo; done").output
+            big = env.exec("head -c 3000000 /dev/zero | tr '\\\\000' x")
+            out["big"] = [big.exit_code, big.truncated, big.output_bytes, len(big.output)]
+            plain = env.exec("echo $X; pwd; id -un; exit 3", cwd="/tmp", env={"X": "from-exec"})
+            out["plain"] = [plain.exit_code, plain.output]
+            src = session.logs_dir / "up.txt"
+            src.write_text("uploaded")
+            env.upload(src, "/app/up.txt")
+            env.exec("cp /app/up.txt /app/down.txt; echo solved > /app/done.txt")
+            env.download("/app/down.txt", session.logs_dir / "down.txt")
+            (session.logs_dir / "probe.json").write_text(json.dumps(out))
+''')
+
+
+def test_host_exec_timeout_kills_its_own_session_and_output_is_bounded(run_job, tmp_path):
+    plugin = tmp_path / "probe.py"
+    plugin.write_text(ENV_PROBE)
+    result = run_job(solvable_task(tmp_path / "ds", agent_timeout=120), harnesses=[f"{plugin}:EnvProbe"])
+    rec = record_of(result, "make-done", "env-probe")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (rec.validity, rec.agent)
+    assert rec.agent.exit_code == 0 and not rec.agent.timed_out
+    logs = tmp_path / "jobs" / "job" / "trials" / rec.trial_id / "host-agent"
+    probe = json.loads((logs / "probe.json").read_text())
+    assert probe["slow"][0] is True and probe["slow"][1] < 2 + 15
+    assert "sleep 1000" not in probe["after"]  # the call's timeout killed it inside the container
+    assert probe["big"] == [0, True, 3_000_000, 1024 * 1024]
+    assert probe["plain"] == [3, "from-exec\n/tmp\nroot\n"]
+    assert (logs / "down.txt").read_text() == "uploaded"
+    assert not rec.kill.cut_off and rec.kill.left_running == []
