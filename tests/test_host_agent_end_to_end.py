@@ -1,12 +1,13 @@
 """tbflow-agent, the built-in host-side agent, in real task containers with networking off, its
 loop on the host, its model through tbflow's gateway, against the scripted mock model: it solves
 a task (scored 1, usage from its own event log and the gateway); a 401 is invalid: harness with
-its error line; a cut-off in a long tool call is scored (it reached the model), the command's
+its error line, a 429 after two retries; a cut-off in a long tool call is scored (it reached the model), the command's
 process group is gone before the verifier and the event log written before the cut-off is kept;
 its commands see the same HOME, PATH, WORKDIR and ENV as the oracle's solution, and the real key
 never lands in the job directory."""
 
 import json
+from pathlib import Path
 
 from cli_model import pointed_at_mock, solvable_task
 from mock_model import MockModel
@@ -16,15 +17,13 @@ from task_factory import make_task, record_of
 REAL_KEY = "sk-real-openai-host-agent-do-not-leak"
 
 
+def result_dir(result) -> Path:
+    return Path(result.job_dir)
+
+
 def _events(result, rec) -> list[dict]:
     path = result_dir(result) / "trials" / rec.trial_id / "host-agent" / "events.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def result_dir(result):
-    from pathlib import Path
-
-    return Path(result.job_dir)
 
 
 def test_tbflow_agent_solves_through_the_gateway_scored_with_usage_from_its_log(run_job, tmp_path, monkeypatch):
@@ -103,3 +102,14 @@ def test_host_agent_commands_see_the_same_environment_as_the_oracle(run_job, tmp
     assert DUMP in HAPPY_COMMAND  # the agent's command dumped every environment and file it could read
     hits = [str(f) for f in result_dir(result).rglob("*") if f.is_file() and REAL_KEY.encode() in f.read_bytes()]
     assert hits == []
+
+
+def test_tbflow_agent_retries_a_429_twice_then_is_invalid_harness(run_job, tmp_path, monkeypatch):
+    with pointed_at_mock(monkeypatch, MockModel(), prefix="/status/429"):
+        result = run_job(solvable_task(tmp_path / "ds", agent_timeout=120), harnesses=["tbflow-agent"],
+                         model="mock/mock-model")
+    rec = record_of(result, "make-done", "tbflow-agent")
+    assert (rec.validity.status, rec.validity.kind) == ("invalid", "harness"), rec.validity
+    assert "HTTP 429" in rec.validity.reason
+    assert rec.agent.gateway_usage.requests == 3 and rec.agent.gateway_usage.errors == {429: 3}
+    assert [e["type"] for e in _events(result, rec)] == ["start", "retry", "retry", "error", "end"]

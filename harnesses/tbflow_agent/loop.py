@@ -87,8 +87,9 @@ def _ask(client: httpx.Client, session: AgentSession, messages: list[dict], log:
             problem = f"model request failed: HTTP {resp.status_code}: {_error_message(resp)}"
             if resp.status_code != 429 and resp.status_code < 500:
                 raise ModelError(problem)
-        log.write("retry", turn=turn, attempt=attempt + 1, message=problem)
-        time.sleep(min(2.0 ** attempt, max(0.0, session.remaining() - 1)))
+        if attempt < RETRIES:
+            log.write("retry", turn=turn, attempt=attempt + 1, message=problem)
+            time.sleep(min(2.0 ** attempt, max(0.0, session.remaining() - 1)))
     raise ModelError(problem)
 
 

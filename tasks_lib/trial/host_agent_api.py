@@ -138,8 +138,3 @@ class HostHarness(Harness):
 
     def command(self, task: Task, prepared: PreparedHarness, access: ModelAccess | None) -> AgentCommand:
         raise TypeError(f"{self.name} is a host-side harness: tbflow calls its run(), it has no command")
-
-
-def host_harness(harness: Harness) -> HostHarness | None:
-    """``harness`` as a host-side agent, or None for one that runs a command in the container."""
-    return harness if isinstance(harness, HostHarness) else None
