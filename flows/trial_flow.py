@@ -46,6 +46,7 @@ from prefect.states import Completed, State
 from prefect.transactions import CommitMode, transaction
 
 from tasks_lib.trial.harness_api import PreparedHarness
+from tasks_lib.trial.host_agent_api import HostHarness
 from harnesses.plugin_guard import guarded
 from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.trial import interrupts
@@ -117,7 +118,8 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
     harness = trial_harness(spec)
-    mounts = gateway_mounts(spec.job_id) if harness.kind == "model" else None
+    # a host-side agent reaches the gateway from the host: its container gets no way to the model
+    mounts = gateway_mounts(spec.job_id) if harness.kind == "model" and not isinstance(harness, HostHarness) else None
     run_id = flow_run.get_id()
     labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
     if run_id:
@@ -193,9 +195,11 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         if image.build_log and not (trial_dir / image.build_log).exists():
             image = image.model_copy(update={"build_log": None})  # cached from an earlier try
         agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)
+        flags += agent.flags
         kill = kill_stage(spec, agent)
         checked = run_verifier_stage(spec, task_, trial_dir)
-        verifier, broke, flags, logs = checked.outcome, checked.broke, checked.flags, checked.logs
+        verifier, broke, logs = checked.outcome, checked.broke, checked.logs
+        flags += checked.flags
         if checked.ran_next_to is not None:
             kill = kill.model_copy(update={"left_running": checked.ran_next_to})
         stuck = agent.kill_problem or kill.problem

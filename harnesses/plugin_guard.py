@@ -1,7 +1,8 @@
 """A plug-in's own bugs are its harness's failure, never tbflow's error nor the environment's.
 
 For a built-in, an exception tbflow does not name is a tbflow bug (status ``error``, re-run on
-resume). A plug-in's code is not tbflow's: when its ``prepare`` or ``command`` raises anything but
+resume). A plug-in's code is not tbflow's: when its ``prepare``, ``command`` or (a host-side agent)
+``run`` raises anything but
 tbflow's typed errors, the trial is invalid: harness, with the plug-in's traceback kept in the
 trial dir (``PLUGIN_TRACEBACK``), and a resume does not run it again unless asked
 (``--rerun-invalid=harness``). When its usage parser or error-line reader raises, the trial reads
@@ -21,6 +22,7 @@ from tasks_lib.job.harness_source import HarnessSource
 from tasks_lib.job.records import Usage
 from tasks_lib.job.task_model import Task
 from tasks_lib.trial.harness_api import AgentCommand, Harness, ModelAccess, PreparedHarness
+from tasks_lib.trial.host_agent_api import AgentSession, HostHarness
 
 T = TypeVar("T")
 
@@ -87,6 +89,27 @@ def _keep_traceback(trial_dir: Path, method: str) -> None:
         f.write(f"{method}:\n{traceback.format_exc()}\n")
 
 
+class GuardedHostHarness(GuardedHarness, HostHarness):
+    """A host-side plug-in, guarded: ``run`` raising is a ``HarnessPluginError``, which run-agent
+    judges by whether it had reached the model (``tasks_lib/trial/host_run.py``)."""
+
+    inner: HostHarness
+
+    def __init__(self, inner: HostHarness) -> None:
+        super().__init__(inner)
+        self.event_log_name = inner.event_log_name
+
+    def run(self, session: AgentSession) -> None:
+        try:
+            self.inner.run(session)
+        except Exception as exc:
+            if _passes(exc):
+                raise
+            raise _plugin_failure(self.inner, "run-agent", exc) from exc
+
+
 def guarded(harness: Harness, source: HarnessSource) -> Harness:
     """``harness`` as the trial flow should call it: plug-ins guarded, built-ins as they are."""
-    return harness if source.origin == "built-in" else GuardedHarness(harness)
+    if source.origin == "built-in":
+        return harness
+    return GuardedHostHarness(harness) if isinstance(harness, HostHarness) else GuardedHarness(harness)

@@ -33,9 +33,11 @@ def _builtins() -> dict[str, type[Harness]]:
     from harnesses.cli.opencode import OpencodeHarness
     from harnesses.cli.pi import PiHarness
     from harnesses.reference import NopHarness, OracleHarness
+    from harnesses.tbflow_agent.harness import TbflowAgentHarness
 
     return {"oracle": OracleHarness, "nop": NopHarness, "codex": CodexHarness,
-            "opencode": OpencodeHarness, "pi": PiHarness, "claude-code": ClaudeCodeHarness}
+            "opencode": OpencodeHarness, "pi": PiHarness, "claude-code": ClaudeCodeHarness,
+            "tbflow-agent": TbflowAgentHarness}
 
 
 def builtin_names() -> list[str]:

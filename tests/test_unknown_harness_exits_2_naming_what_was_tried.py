@@ -19,7 +19,7 @@ def _tbflow(*args, env=None):
 
 
 @pytest.mark.parametrize("ref, words", [
-    ("gpt-agent", "tried built-ins: not one of claude-code, codex, nop, opencode, oracle, pi; entry points of "
+    ("gpt-agent", "tried built-ins: not one of claude-code, codex, nop, opencode, oracle, pi, tbflow-agent; entry points of "
                   "tbflow.harnesses: none named so"),
     ("json:JSONDecoder", "module:Class: json:JSONDecoder is not a tbflow Harness subclass"),
     ("{tmp}/broken.py:Agent", "importing {tmp}/broken.py failed: ZeroDivisionError"),
@@ -45,4 +45,5 @@ def test_harnesses_lists_built_ins_and_installed_plugins_with_kind_version_and_o
     rows = {line.split()[0]: line.split() for line in res.stdout.splitlines() if line.strip()}
     assert rows["oracle"][1:4] == ["reference", "0.1.0", "built-in"]
     assert rows["codex"][1] == "model"
+    assert rows["tbflow-agent"][1:4] == ["model", "0.1.0", "built-in"]
     assert rows["replay"][1:] == ["reference", "0.1.0", "entry", "point", f"{project['name']}=={project['version']}"]

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from tasks_lib.trial.harness_api import ModelAccess
+from tasks_lib.trial.host_agent_api import HostModelAccess
 from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.gateway.gateway_usage import GatewayUsage
@@ -114,3 +115,22 @@ def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
     except ContainerError:
         pass  # the container stopped (the agent may stop its own): the relay ended with it
     return usage
+
+
+#: the host part of a host agent's base URL: requests go over the socket, the name is never resolved
+HOST_GATEWAY_URL = "http://tbflow-gateway"
+
+
+def open_host_link(job_id: str, trial_id: str, model: str) -> HostModelAccess:
+    """A host-side agent's way to the model: the job gateway's socket on this host and a per-trial
+    token, good until ``close_host_link`` (no relay: nothing in the container reaches the model)."""
+    gw = job_gateway(job_id)
+    provider, _, name = model.partition("/")
+    token = gw.register_trial(trial_id)
+    return HostModelAccess(base_url=HOST_GATEWAY_URL, token=token, provider=provider, model=name or provider,
+                           socket_path=gw.socket_path)
+
+
+def close_host_link(job_id: str, trial_id: str) -> GatewayUsage:
+    """Revoke the trial's token; return what the gateway counted for it."""
+    return job_gateway(job_id).unregister_trial(trial_id)

@@ -87,6 +87,9 @@ class AgentOutcome(BaseModel):
     gateway_usage: GatewayUsage | None = None
     #: set when the CLI's log and the gateway disagree about reaching the model
     usage_disagreement: str | None = None
+    #: a host-side agent whose loop did not return within the grace after the deadline: left on
+    #: its thread, what it did later is not part of the trial (tasks_lib/trial/host_run.py)
+    abandoned: bool = False
 
 
 class KillOutcome(BaseModel):
@@ -201,10 +204,12 @@ class TrialFlag(BaseModel):
     toolchain may use (a ``python3`` or ``pytest`` planted first in PATH, a changed library), which
     tbflow cannot protect: detected (``docker diff``), shown, the reward stands.
     ``agent-processes``: processes the agent left ran next to test.sh (services a task asks for
-    are expected to; a reader should know).
+    are expected to; a reader should know). ``harness-raised``: a host-side plug-in raised in its
+    ``run`` after it had reached the model; the trial is scored on what the agent did until then,
+    the traceback is the evidence (docs/write-a-harness.md, "Host-side agents").
     """
 
-    kind: Literal["tampering", "broke-container", "toolchain-changed", "agent-processes"]
+    kind: Literal["tampering", "broke-container", "toolchain-changed", "agent-processes", "harness-raised"]
     message: ContainerText
     #: a file in the trial dir that shows it
     evidence: str | None = None

@@ -9,6 +9,9 @@ just before it starts and closed as soon as it ends (``model_link``).
 
 The agent's logs stay in ``/logs/agent`` until run-verifier downloads ``/logs`` in one call;
 ``read_agent_logs`` then completes the outcome (usage, error line) from them.
+
+A host-side agent (``HostHarness``) has no command: its loop runs on the host (``host_run``) and
+its commands come in through the same launcher, sessions and kill (``host_env``).
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.gateway.model_gateway import TOKEN_PREFIX
 from tasks_lib.gateway.model_link import close_link, open_link
-from tasks_lib.job.records import AgentOutcome, ProcessInfo, TrialSpec, Usage
+from tasks_lib.job.records import AgentOutcome, ProcessInfo, TrialFlag, TrialSpec, Usage
 from tasks_lib.container.sandbox import Sandbox, run_dir_layout
 from tasks_lib.job.task_model import Task
+from tasks_lib.trial.host_agent_api import HOST_LOGS_DIR, HostHarness
+from tasks_lib.trial.host_env import EXEC_DIR
+from tasks_lib.trial.host_run import HostRun
 
 STAGE = "run-agent"
 #: the shape of the gateway's per-trial tokens (``ModelGateway.register_trial``)
@@ -40,15 +46,23 @@ class AgentStageResult(BaseModel):
     sessions: list[int] = Field(default_factory=list)
     #: what went wrong with tbflow's own tools at the deadline (the agent's doing: it is root in there)
     kill_problem: str | None = None
+    #: what the stage noticed about the harness itself (a host plug-in that raised after reaching the model)
+    flags: list[TrialFlag] = Field(default_factory=list)
 
 
 def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, prepared: PreparedHarness,
               trial_dir: Path, timeout_sec: float) -> AgentStageResult:
     small = [(u.source, u.target) for u in prepared.uploads if not u.target.startswith("/opt/tbflow/")]
-    sandbox.upload_dirs(small, STAGE, dirs=run_dir_layout())
+    exec_dir = [(EXEC_DIR, 0o777)] if isinstance(harness, HostHarness) else []  # a host agent's command output
+    sandbox.upload_dirs(small, STAGE, dirs=run_dir_layout() + exec_dir)
     for u in prepared.uploads:
         if u.target.startswith("/opt/tbflow/"):  # an immutable harness bundle: its tar is reused
             sandbox.upload_tar(bundle_tar(u.source, u.target), u.target, STAGE)
+    if isinstance(harness, HostHarness):
+        run = HostRun(sandbox, spec, task, harness, trial_dir, timeout_sec)
+        outcome, flags = run.run()
+        return AgentStageResult(outcome=outcome, killed_at_deadline=run.killed, sessions=run.sessions,
+                                kill_problem="; ".join(run.problems) or None, flags=flags)
     access = open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "") if harness.kind == "model" else None
     gateway: GatewayUsage | None = None
     killed: list[ProcessInfo] = []
@@ -87,8 +101,9 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
 
 def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) -> AgentOutcome:
     """The outcome completed from the agent's downloaded logs: usage, error line, and whether
-    the CLI's log and the gateway agree (the logs come down with the verifier's, in one call)."""
-    agent_dir = trial_dir / "agent"
+    the CLI's log and the gateway agree (the logs come down with the verifier's, in one call). A
+    host-side agent's logs are on the host already, in ``host-agent/``."""
+    agent_dir = trial_dir / (HOST_LOGS_DIR if isinstance(harness, HostHarness) else "agent")
     have_logs = agent_dir.is_dir()
     usage = harness.parse_usage(agent_dir) if have_logs else None
     error_line = harness.error_line(agent_dir) if have_logs else None
