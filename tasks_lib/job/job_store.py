@@ -30,11 +30,28 @@ JOB_FILE = "job.json"
 TRIAL_FILE = "trial.json"
 
 
+def process_umask() -> int:
+    """This process's umask, read without changing it (``os.umask`` sets it process-wide, a race
+    with every thread that creates a file meanwhile)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that it appears whole or not at all."""
+    """Write ``text`` to ``path`` so that it appears whole or not at all.
+
+    The file gets the mode a plain ``open`` would give it (0666 less the umask), not the 0600 of
+    ``mkstemp``: a teammate of the group on a shared jobs path must be able to read the records.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~process_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
