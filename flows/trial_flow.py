@@ -33,6 +33,8 @@ restart of a few seconds costs the trials in flight one try and the queued ones 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
@@ -62,8 +64,8 @@ from tasks_lib.trial.images import ensure_image, image_present
 from tasks_lib.job.job_store import JobStore
 from tasks_lib.gateway.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
-from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, StageError, TrialFlag, TrialRecord, TrialSpec,
-                               Validity, VerifierOutcome)
+from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, RanOn, StageError, TrialFlag, TrialRecord,
+                                   TrialSpec, Validity, VerifierOutcome)
 from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_container
 from tasks_lib.job.task_loader import load_task
 from tasks_lib.job.task_model import Task
@@ -254,11 +256,19 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
         image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier, logs=logs,
         validity=validity, flags=flags + ([broke] if broke is not None and error is None else []),
-        previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier,
+        previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier, ran_on=ran_on(),
     )
     store.write_trial(record)
     retry_log.unlink(missing_ok=True)
     return verdict_state(record)
+
+
+def ran_on() -> RanOn:
+    """This machine and the flow run this trial runs in (the job's, or a shard's)."""
+    run_id = flow_run.get_id()
+    return RanOn(host=socket.gethostname(), pid=os.getpid(), flow_run_id=str(run_id) if run_id else None,
+                 flow_run_name=flow_run.get_name() if run_id else None,
+                 flow_name=flow_run.get_flow_name() if run_id else None)
 
 
 def verdict_state(record: TrialRecord) -> State:

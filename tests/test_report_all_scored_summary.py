@@ -28,7 +28,7 @@ def test_all_scored_summary_counts_mean_and_interval(tmp_path):
     # Header: identity and run conditions.
     for text in ("| Name | demo-job |", "| Id | `job-1` |", "| Dataset | `examples/tasks` |",
                  "| Harnesses | oracle 1.0.0 (reference) |", "| Attempts | 1 per task and harness |",
-                 "| Concurrency | 4 |", "agent 900s, verifier 600s; task settings, no multiplier",
+                 "| Concurrency | 4 (at most 10 trials ran at once) |", "agent 900s, verifier 600s; task settings, no multiplier",
                  "| Started | 2025-03-01T12:00:00Z |", "| Ended | 2025-03-01T13:03:00Z |", "| tbflow | 0.1.0"):
         assert text in md, text
 

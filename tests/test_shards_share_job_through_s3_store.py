@@ -4,7 +4,9 @@ job's URL; each shard pulls ``job.json``, runs its trials and uploads them; the 
 progress follows the records as they appear in the store, and its report lands there. No
 credential reaches the Prefect server (parameters, logs, artifacts)."""
 
+import json
 import os
+import socket
 import subprocess
 
 import pytest
@@ -67,6 +69,10 @@ def test_two_workers_share_a_job_only_through_the_store(docker_ready, s3, tmp_pa
     trials = sorted(p.split("/")[-2] for p in fs.glob(f"{job}/trials/*/trial.json"))
     assert trials == [f"t{i:02d}.oracle.1" for i in range(N_TRIALS)], trials
     assert fs.exists(f"{job}/report.md") and f"{url}/spread" in fs.cat_file(f"{job}/report.md").decode()
+    ran_on = [json.loads(fs.cat_file(p))["ran_on"] for p in fs.glob(f"{job}/trials/*/trial.json")]
+    assert {r["flow_name"] for r in ran_on} == {"tbflow-trials"}, ran_on  # each trial says which shard ran it
+    assert len({r["flow_run_id"] for r in ran_on}) == 2 and {r["host"] for r in ran_on} == {socket.gethostname()}
+    assert fs.cat_file(f"{job}/report.md").decode().count("(a shard)") == 2
     ran = {name: {p.parent.name for p in (tmp_path / f"cache-{name}").glob("*/spread/trials/*/agent")}
            for name in ("a", "b")}
     assert ran["a"] and ran["b"] and not ran["a"] & ran["b"], ran  # each worker ran (and uploaded) its own shard

@@ -281,6 +281,17 @@ class TrialOrder(BaseModel):
     trials: list[QueuedTrial]
 
 
+class RanOn(BaseModel):
+    """Which machine and which flow run ran a trial: the job's own run, or one of its shards
+    (``flow_name`` ``tbflow-trials``) on whichever worker picked it up."""
+
+    host: str
+    pid: int
+    flow_run_id: str | None = None
+    flow_run_name: str | None = None
+    flow_name: str | None = None
+
+
 class TrialRecord(BaseModel):
     """The record of one finished trial (``trial.json``)."""
 
@@ -310,6 +321,8 @@ class TrialRecord(BaseModel):
     previous_tries: int = 0
     #: errors of environment failures that were retried within this run, oldest first
     env_retry_errors: list[str] = Field(default_factory=list)
+    #: the machine and flow run that ran it (None in records written before tbflow recorded it)
+    ran_on: RanOn | None = None
 
     @property
     def trial_id(self) -> str:

@@ -27,6 +27,7 @@ from tasks_lib.report.results_model import (
     TrialResult,
     UnreadableRecord,
 )
+from tasks_lib.report.run_slices import peak_concurrency, run_slices
 from tasks_lib.report.stats import mean_interval, mean_pass_at_k
 
 
@@ -216,6 +217,8 @@ def _job_info(job: JobRecord, config: dict, records: list[TrialRecord],
         harnesses=[HarnessInfo(name=s.harness, version=s.harness_version, kind=s.harness_kind) for s in summaries],
         attempts=_int("attempts"),
         concurrency=_int("concurrency"),
+        peak_concurrency=peak_concurrency((r.started_at, r.ended_at) for r in records) if records else None,
+        runs=run_slices(records),
         agent_timeouts_sec=sorted({r.agent.timeout_sec for r in records if r.agent}),
         verifier_timeouts_sec=sorted({r.verifier.timeout_sec for r in records if r.verifier}),
         timeout_settings={k: v for k, v in config.items() if "timeout" in k or "multiplier" in k},

@@ -60,6 +60,19 @@ class HarnessInfo(BaseModel):
     kind: HarnessKind | None = Field(default=None, description="None when no trial of it was recorded.")
 
 
+class RunSlice(BaseModel):
+    """The trials one machine ran in one flow run (the job's run, or a shard), from their records."""
+
+    host: str
+    flow_run_id: str | None = None
+    flow_run_name: str | None = None
+    flow_name: str | None = Field(default=None, description="tbflow-job, or tbflow-trials for a shard.")
+    trials: int
+    started_at: datetime
+    ended_at: datetime
+    peak_concurrency: int = Field(description="The most of these trials running at one instant.")
+
+
 class JobInfo(BaseModel):
     """The job's identity and run conditions, from ``job.json`` and the trial records."""
 
@@ -71,6 +84,10 @@ class JobInfo(BaseModel):
     harnesses: list[HarnessInfo]
     attempts: int | None = Field(default=None, description="Configured attempts per task and harness.")
     concurrency: int | None = None
+    peak_concurrency: int | None = Field(default=None, description=(
+        "The most trials of the job running at one instant, over every machine (None: no trial recorded)."))
+    runs: list[RunSlice] = Field(default_factory=list, description=(
+        "Where the trials ran: one entry per machine and flow run (the job's run or a shard)."))
     agent_timeouts_sec: list[float] = Field(default_factory=list,
                                             description="Distinct agent timeouts applied (from the records).")
     verifier_timeouts_sec: list[float] = Field(default_factory=list,
