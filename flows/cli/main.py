@@ -314,8 +314,9 @@ def _finish_recorded(planned) -> None:
 
 @app.command()
 def gc(
-    jobs_dir: Optional[Path] = typer.Option(None, "--jobs-dir",
-                                            help="Only jobs under this directory (default: every job)."),
+    jobs_dir: Optional[str] = typer.Option(None, "--jobs-dir", help=(
+        "Only jobs under this directory, or under this store URL (s3://BUCKET/PREFIX: this machine's working "
+        "copies of its jobs). Default: every job.")),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
 ) -> None:
     """Remove trial containers left by crashed runs of every job on this Docker engine; never those of a running job."""
@@ -327,7 +328,10 @@ def gc(
         preflight()
     except DockerUnavailableError as exc:
         fail("docker", str(exc))
-    report = collect_garbage(jobs_dir, dry_run)
+    from tasks_lib.job.remote_store import is_url, working_root
+
+    under = None if jobs_dir is None else working_root(jobs_dir) if is_url(jobs_dir) else Path(jobs_dir)
+    report = collect_garbage(under, dry_run)
     verb = "would remove" if dry_run else "removed"
     for job_dir, names in report.removed.items():
         typer.echo(f"{verb} {len(names)} container(s) of {job_dir}: {', '.join(names)}")

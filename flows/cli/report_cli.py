@@ -27,6 +27,8 @@ from tasks_lib.report.flag_gate import check_flags, looks_like_kinds, parse_kind
 from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
 from tasks_lib.report.job_diff import diff_jobs
 from tasks_lib.job.job_orphans import remove_orphans_quietly
+from tasks_lib.job.remote_store import is_url
+from tasks_lib.job.store_jobs import open_job
 from tasks_lib.report.render_diff import render_diff
 from tasks_lib.report.render_junit import render_junit
 from tasks_lib.report.render_markdown import render_markdown
@@ -81,7 +83,9 @@ def plain_summary(results: Results) -> str:
 
 
 def report(
-    job_dir: Path = typer.Argument(..., help="The job directory (holds job.json).", show_default=False),
+    job_ref: str = typer.Argument(..., metavar="JOB_DIR", show_default=False, help=(
+        "The job directory (holds job.json), or a job in a store (s3://BUCKET/PREFIX/NAME): what the store "
+        "holds is read first.")),
     format: ReportFormat | None = typer.Option(
         None, "--format", "-f", help="Print this rendering to stdout (md = the Markdown report)."),
     fail_on_invalid: str | None = typer.Option(
@@ -99,10 +103,16 @@ def report(
     try:
         threshold = parse_threshold(fail_on_invalid) if fail_on_invalid is not None else None
         kinds = parse_kinds(fail_on_flagged) if fail_on_flagged is not None else None
+        job = open_job(job_ref, "JOB_DIR")
+        if job.warning:
+            typer.echo(f"tbflow: warning: {job.warning}", err=True)
+        job_dir = job.path
         results = load_results(job_dir)
         remove_orphans_quietly(job_dir, results.job.job_id)  # containers of a crashed run, if any
         if write:
             write_reports(job_dir, results)
+            if job.mirror is not None and is_url(job_ref):
+                job.mirror.push_top()  # the store's reports are re-rendered too
     except InputError as exc:
         raise _input_error(exc) from None
     if format is ReportFormat.md:
@@ -114,7 +124,8 @@ def report(
     else:
         typer.echo(plain_summary(results))
         if write:
-            typer.echo(f"wrote report.md, junit.xml and results.json in {job_dir}")
+            typer.echo(f"wrote report.md, junit.xml and results.json in "
+                       f"{job.mirror.describe() if job.mirror is not None and is_url(job_ref) else job_dir}")
     tripped = False
     if threshold is not None:
         gate = check(threshold, results.total_invalid, results.total_trials, results.total_errors)
@@ -129,8 +140,10 @@ def report(
 
 
 def diff(
-    job_a: Path = typer.Argument(..., help="Job A (the baseline).", show_default=False),
-    job_b: Path = typer.Argument(..., help="Job B (compared with A).", show_default=False),
+    job_a: str = typer.Argument(..., help="Job A (the baseline): a job directory or a store URL.",
+                                show_default=False),
+    job_b: str = typer.Argument(..., help="Job B (compared with A): a job directory or a store URL.",
+                                show_default=False),
     harness_a: str | None = typer.Option(None, "--harness-a", help="Harness of job A to compare."),
     harness_b: str | None = typer.Option(None, "--harness-b", help="Harness of job B to compare."),
     format: DiffFormat = typer.Option(DiffFormat.md, "--format", "-f", help="md (default) or json."),
@@ -138,7 +151,11 @@ def diff(
 ) -> None:
     """Compare two jobs task by task: status, reward and invalid counts, plus a paired summary."""
     try:
-        d = diff_jobs(load_results(job_a), load_results(job_b), harness_a, harness_b)
+        opened = [open_job(job_a, "JOB_A"), open_job(job_b, "JOB_B")]
+        for job in opened:
+            if job.warning:
+                typer.echo(f"tbflow: warning: {job.warning}", err=True)
+        d = diff_jobs(load_results(opened[0].path), load_results(opened[1].path), harness_a, harness_b)
     except InputError as exc:
         raise _input_error(exc) from None
     text = render_diff(d) if format is DiffFormat.md else d.model_dump_json(indent=2) + "\n"
