@@ -89,12 +89,21 @@ def run_shards(todo: list[TrialSpec], p: JobPlan, listener, logger, tags: list[s
 
 def _job_running(client) -> bool:
     """False while the job's own run is being cancelled: Prefect may cancel its shard runs first,
-    and a shard cancelled that way is not lost."""
+    and a shard cancelled that way is not lost.
+
+    Only a cancellation counts. Any other state of this run that is not Running was set on it from
+    outside while it runs (an automation marking it Crashed for want of heartbeats): the job goes
+    on, and so does re-submitting a lost shard's trials; read as "stopping", it left 4 of 12
+    trials unrecorded under a job that ended Completed."""
     ctx = FlowRunContext.get()
     if ctx is None or ctx.flow_run is None:
         return True
-    state = client.read_flow_run(ctx.flow_run.id).state
-    return state is None or state.is_running()
+    return not is_stop_request(client.read_flow_run(ctx.flow_run.id).state)
+
+
+def is_stop_request(state) -> bool:
+    """Whether the job run's own ``state`` asks it to stop: only a cancellation does."""
+    return state is not None and (state.is_cancelling() or state.is_cancelled())
 
 
 def _collect(store: JobStore, pending: set[str], p: JobPlan, listener, total: int) -> None:

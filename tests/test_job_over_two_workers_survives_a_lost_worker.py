@@ -5,7 +5,13 @@ mid-job with its shard (as when a machine is lost): Prefect's zombie automation
 (deployments/crash-zombie-runs.yaml) crashes that shard's run, and the coordinator itself
 re-submits exactly the trials it left unrecorded, which the worker that is left runs. The job
 completes in ONE run: every trial has exactly one record and one completed trial run, records
-written before the kill are byte-identical afterwards, and the job's log says what was lost."""
+written before the kill are byte-identical afterwards, and the job's log says what was lost.
+
+Issue 19: the automation matched every flow run, so a coordinator with Prefect's default
+heartbeat (180 s, as the documented coordinator worker had) was crashed mid-job and then read its
+own Crashed as "the job is stopping": it re-submitted nothing. The coordinator here runs with the
+default heartbeat on purpose, longer than the automation's window, and must stay Running until it
+ends Completed (never Crashed in its state history)."""
 
 import json
 import os
@@ -16,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from prefect_stack import ROOT, Api, clean_env, free_port, start_session, stop_session
+from prefect_stack import ROOT, Api, clean_env, free_port, send, start_session, stop_session
 from task_factory import make_task
 
 VENV = ROOT / ".venv" / "bin"
@@ -59,6 +65,12 @@ def _flow_run_pid_of(worker_pid: int) -> tuple[int, str] | None:
 HEARTBEAT_SEC, ZOMBIE_AFTER_SEC = 30, 60
 
 
+def _seconds_between(a: str, b: str) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(b.replace("Z", "+00:00")) - datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()
+
+
 def _fast_zombie_automation(tmp_path: Path) -> Path:
     """deployments/crash-zombie-runs.yaml with only its ``within`` shortened (test-only)."""
     documented = (ROOT / "deployments" / "crash-zombie-runs.yaml").read_text()
@@ -92,7 +104,8 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
                                         wd / "worker.log")
         api = Api(f"http://127.0.0.1:{port}/api")
         coordinate = [str(VENV / "python"), "-c", COORDINATOR, str(ds), str(jobs)]
-        procs["coordinator"] = start_session(coordinate, env, ROOT, tmp_path / "coordinator.log")
+        default_heartbeat = {k: v for k, v in env.items() if k != "PREFECT_FLOWS_HEARTBEAT_FREQUENCY"}
+        procs["coordinator"] = start_session(coordinate, default_heartbeat, ROOT, tmp_path / "coordinator.log")
         b_run, at_kill = _kill_worker_after_its_first_record(procs["b"], api, jobs / "spread", tmp_path)
         assert procs["coordinator"].wait(timeout=600) == 0, (tmp_path / "coordinator.log").read_text()
         out = (tmp_path / "coordinator.log").read_text()
@@ -142,6 +155,12 @@ def test_two_workers_run_one_job_and_a_lost_workers_trials_are_recorded_once(doc
         assert {t["name"] for t in trial_runs if t["flow_run_id"] == rerun["id"]} == set(rerun["parameters"]["trial_ids"])
 
         (job_run,) = api.flow_runs(flows={"name": {"any_": ["tbflow-job"]}})
+        assert job_run["state"]["type"] == "COMPLETED", job_run["state"]
+        history = send("GET", f"{api.url}/flow_run_states/", params={"flow_run_id": job_run["id"]}).json()
+        assert "CRASHED" not in [h["type"] for h in history], [h["type"] for h in history]
+        started = min(h["timestamp"] for h in history if h["type"] == "RUNNING")
+        ended = max(h["timestamp"] for h in history if h["type"] == "COMPLETED")
+        assert _seconds_between(started, ended) > ZOMBIE_AFTER_SEC, "the job was shorter than the automation's window"
         lines = [x["message"] for x in api.logs(job_run["id"])]
         lost = [x for x in lines if "(re-run 1)" in x]
         assert len(lost) == 1, lines
