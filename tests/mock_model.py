@@ -1,4 +1,4 @@
-"""A scripted mock model server: OpenAI Responses, Chat Completions and Anthropic Messages.
+"""A scripted mock model server: OpenAI Responses, Chat Completions, Anthropic Messages and Gemini.
 
 Why it exists: harness and gateway tests need a model that behaves like the real APIs (SSE
 streams with usage, tool calls, error shapes) but answers instantly, offline and the same way
@@ -10,7 +10,9 @@ every time. It follows docs/architecture.md §6:
   30/3) so sums in logs are checkable.
 * ``POST …/v1/responses``, ``…/v1/chat/completions``, ``…/v1/messages``,
   ``…/v1/messages/count_tokens``, ``GET …/v1/models``; any prefix before ``/v1``, query ignored;
-  streaming when ``stream`` is true, the equivalent JSON object otherwise.
+  streaming when ``stream`` is true, the equivalent JSON object otherwise. The Gemini API's
+  ``…/v1beta/models/<model>:generateContent`` (and ``:streamGenerateContent``, ``:countTokens``)
+  is ``tests/mock_gemini.py``.
 * Failure injection by path prefix: ``/status/<code>/…`` answers that status in the API's error
   shape (the message echoes the presented key, as real providers echo a masked one: the worst
   case for leak tests); ``/hang/…`` never answers (until ``stop()``). ``hang_on={"final"}``
@@ -35,6 +37,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from mock_gemini import as_chat_body, gemini_error, gemini_reply, gemini_route, sse_frames
 
 USAGE = {"tool": (120, 15), "final": (160, 5), "side": (30, 3)}
 SHELL_TOOLS = ("exec_command", "shell_command", "shell", "bash", "run_shell_command")
@@ -250,6 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
                  "headers": {k.lower(): v for k, v in self.headers.items()},
                  "body": body if body is not None else raw.decode("utf-8", "replace")}
         anthropic = "/messages" in path
+        gemini = gemini_route(path)
         status = STATUS_PREFIX.match(path)
         if path == "/hang" or path.startswith("/hang/"):
             mock.record(dict(entry, reply="hang"))
@@ -258,10 +263,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if status:
             code = int(status.group(1))
-            key = self.headers.get("x-api-key") or self.headers.get("Authorization", "").removeprefix("Bearer ")
+            key = (self.headers.get("x-api-key") or self.headers.get("x-goog-api-key")
+                   or self.headers.get("Authorization", "").removeprefix("Bearer "))
             mock.record(dict(entry, reply=f"status:{code}"))
             message = f"Mock error {code}. Incorrect API key provided: {key}"
-            return self._json(code, error_body(code, anthropic, message))
+            return self._json(code, gemini_error(code, message) if gemini else error_body(code, anthropic, message))
+        if gemini and self.command == "POST" and isinstance(body, dict):
+            return self._gemini(mock, entry, body, *gemini)
         route = path[path.find("/v1/") + 3:] if "/v1/" in path else None
         if self.command == "GET" and route == "/models":
             mock.record(dict(entry, reply="models"))
@@ -288,6 +296,27 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, whole)
         frames = [f"data: {json.dumps(e)}\n\n" if api == "chat" else f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
                   for e in events] + (["data: [DONE]\n\n"] if api == "chat" else [])
+        self._stream(mock, frames)
+
+    def _gemini(self, mock: "MockModel", entry: dict, body: dict, model: str, method: str) -> None:
+        if method == "countTokens":
+            mock.record(dict(entry, reply="count_tokens"))
+            return self._json(200, {"totalTokens": max(1, len(json.dumps(body)) // 4)})
+        reply = decide("chat", as_chat_body(body), mock.command, mock.final_text, mock.side_text)
+        if reply.kind in mock.hang_on:
+            mock.record(dict(entry, reply=f"hang:{reply.kind}"))
+            mock.stopping.wait(3600)
+            self.close_connection = True
+            return
+        mock.record(dict(entry, reply=reply.kind))
+        whole, chunks = gemini_reply(reply, model, _id("resp"))
+        if method == "generateContent":
+            return self._json(200, whole)
+        if "alt=sse" not in self.path:
+            return self._json(200, chunks)  # type: ignore[arg-type] - a JSON array of chunks
+        self._stream(mock, sse_frames(chunks))
+
+    def _stream(self, mock: "MockModel", frames: list[str]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
