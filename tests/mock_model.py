@@ -22,12 +22,11 @@ every time. It follows docs/architecture.md §6:
   (method, path with query, headers with lower-cased names, body, and the ``reply`` given).
 
 Loopback only. ``with MockModel(command="echo hi > /app/done.txt") as m: m.base_url``, or
-``python tests/mock_model.py --port 8765`` by hand.
+``python tests/mock_model_cli.py --port 8765`` by hand.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import re
@@ -285,10 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(code, error_body(code, anthropic, f"mock: no route {self.command} {path}"))
         api, shape = ROUTES[route]
         reply = decide(api, body, mock.command, mock.final_text, mock.side_text)
-        if reply.kind in mock.hang_on:
-            mock.record(dict(entry, reply=f"hang:{reply.kind}"))
-            mock.stopping.wait(3600)
-            self.close_connection = True
+        if self._hangs(mock, entry, reply):
             return
         mock.record(dict(entry, reply=reply.kind))
         whole, events = shape(reply, str(body.get("model") or mock.model))
@@ -303,18 +299,21 @@ class _Handler(BaseHTTPRequestHandler):
             mock.record(dict(entry, reply="count_tokens"))
             return self._json(200, {"totalTokens": max(1, len(json.dumps(body)) // 4)})
         reply = decide("chat", as_chat_body(body), mock.command, mock.final_text, mock.side_text)
-        if reply.kind in mock.hang_on:
-            mock.record(dict(entry, reply=f"hang:{reply.kind}"))
-            mock.stopping.wait(3600)
-            self.close_connection = True
+        if self._hangs(mock, entry, reply):
             return
         mock.record(dict(entry, reply=reply.kind))
         whole, chunks = gemini_reply(reply, model, _id("resp"))
-        if method == "generateContent":
-            return self._json(200, whole)
-        if "alt=sse" not in self.path:
-            return self._json(200, chunks)  # type: ignore[arg-type] - a JSON array of chunks
+        if method == "generateContent" or "alt=sse" not in self.path:  # without alt=sse: a JSON array
+            return self._json(200, whole if method == "generateContent" else chunks)  # type: ignore[arg-type]
         self._stream(mock, sse_frames(chunks))
+
+    def _hangs(self, mock: "MockModel", entry: dict, reply: Reply) -> bool:
+        if reply.kind not in mock.hang_on:
+            return False
+        mock.record(dict(entry, reply=f"hang:{reply.kind}"))
+        mock.stopping.wait(3600)
+        self.close_connection = True
+        return True
 
     def _stream(self, mock: "MockModel", frames: list[str]) -> None:
         self.send_response(200)
@@ -404,23 +403,3 @@ class MockModel:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Scripted mock model server (loopback only).")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--command", default="echo hi > done.txt", help="the shell command of the tool call")
-    parser.add_argument("--final-text", default="done")
-    parser.add_argument("--log", help="append every request as a JSON line to this file")
-    args = parser.parse_args()
-    mock = MockModel(args.command, final_text=args.final_text, log_path=args.log, port=args.port).start()
-    print(f"mock model on {mock.base_url} (OpenAI base {mock.base_url}/v1); Ctrl-C stops", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        mock.stop()
-
-
-if __name__ == "__main__":
-    main()

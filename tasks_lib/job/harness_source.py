@@ -1,8 +1,9 @@
 """Where a harness came from, as trial records and the job identity keep it.
 
 A job may run harnesses tbflow does not ship (plug-ins: an installed entry point, ``module:Class``,
-``path/file.py:Class``, or a declarative harness file ``path/file.toml``). A reader of ``trial.json`` must be able to tell which code produced the
-trial, and a resume must be able to tell whether it is still the same code, on any machine: so the
+``path/file.py:Class``, or a declarative harness file ``path/file.toml``). A reader of
+``trial.json`` must be able to tell which code produced the trial, and a resume must be able to
+tell whether it is still the same code, on any machine: so the
 record says how the harness was named and what it resolved to, and the identity keeps only the
 parts that do not depend on where the plug-in sits on disk (``portable``).
 """
