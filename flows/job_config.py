@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harnesses.plugins import IMPORT_PATTERN
+from harnesses.plugins import DECLARED_PATTERN, IMPORT_PATTERN
 from harnesses.registry import available_names, resolve_harness
 from tasks_lib.errors import InputError
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
@@ -39,10 +39,11 @@ class HarnessNameSchema:
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict:
         return {"anyOf": [{"type": "string", "enum": available_names()},
-                          {"type": "string", "pattern": IMPORT_PATTERN}]}
+                          {"type": "string", "pattern": IMPORT_PATTERN},
+                          {"type": "string", "pattern": DECLARED_PATTERN}]}
 
 
-#: a harness reference: a built-in or entry-point name, ``module:Class`` or ``path/file.py:Class``
+#: a harness reference: a built-in or entry-point name, ``module:Class``, ``path/file.py:Class`` or ``path/file.toml``
 HarnessName = Annotated[str, Field(min_length=1), HarnessNameSchema()]
 
 Dataset = Annotated[str, Field(min_length=1, description=(

@@ -3,8 +3,8 @@
 Each form is one resolver: it returns a ``Resolved`` harness, or a short phrase saying what it
 tried and why that did not give a harness, which ``harnesses/registry.py`` joins into the one-line
 error of a name nothing resolves. The forms cannot be confused with each other: a plain name (no
-``:``) is a built-in or an entry point, ``X.py:Class`` a file, any other ``X:Class`` a module. A
-new form (a declarative ``.toml`` harness, issue 17) is one more resolver in the registry's chain.
+``:``) is a built-in or an entry point, ``X.py:Class`` a file, any other ``X:Class`` a module, and
+a reference ending in ``.toml`` (no ``:``) a declarative harness file (``harnesses/declared``).
 
 A plug-in's key in the job (trial ids ``<task>.<key>.<attempt>``, tags, reports) is its entry-point
 name, or for the import forms the class's own ``name``: a path or a dotted module cannot be part of
@@ -34,6 +34,8 @@ ENTRY_POINT_GROUP = "tbflow.harnesses"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 #: the two import forms, ``module:Class`` and ``path/file.py:Class`` (the deployment schema's pattern)
 IMPORT_PATTERN = r"^[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*$"
+#: a declarative harness file, ``path/file.toml`` (the deployment schema admits it too)
+DECLARED_PATTERN = r"^[^:\s][^:]*\.toml$"
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
@@ -94,6 +96,25 @@ def from_module(ref: str) -> Resolved | str | None:
         return f"module:Class, path/file.py:Class: {module_name!r} is neither a module name nor a .py file"
     return _import_form(ref, "module", f"module {module_name!r}", lambda: importlib.import_module(module_name),
                         f"{module_name}:{attr}")
+
+
+def is_declared_ref(ref: str) -> bool:
+    return ref.endswith(".toml") and ":" not in ref
+
+
+def from_declared(ref: str) -> Resolved | str | None:
+    """A declarative harness file. A file that does not load raises ``InputError`` naming the file
+    and the field (not a phrase among the other forms': the reader asked for that file)."""
+    if not is_declared_ref(ref):
+        return None
+    from harnesses.declared.declared_harness import declared_class
+
+    path = Path(ref).expanduser()
+    if not path.is_file():
+        return f"path/file.toml: no file {path.resolve()}"
+    cls = declared_class(path, ref)
+    return Resolved(key=cls.name, cls=cls, source=HarnessSource(origin="declared", reference=ref,
+                                                                target=path.name))
 
 
 def from_file(ref: str) -> Resolved | str | None:

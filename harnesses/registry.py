@@ -1,10 +1,13 @@
 """Harness references → adapters: the built-ins, then the plug-in forms, in that order.
 
 ``--harness NAME`` (and the deployment parameter ``harnesses``) is resolved by ``RESOLVERS``, first
-match wins: the built-ins (so an installed plug-in can never change what ``codex`` means), the
-``tbflow.harnesses`` entry points of installed distributions, ``module:Class``, then
-``path/file.py:Class`` (``harnesses/plugins.py``). A reference that none resolves is an
-``InputError`` on ``--harness`` listing what each form said, in one line (the CLI exits 2).
+match wins: the built-ins (so an installed plug-in can never change what ``codex`` means; two of
+them, qwen-code and gemini-cli, are declarative files shipped in ``harnesses/declared/``), a
+declarative harness file ``path/file.toml`` (``harnesses/declared``), the ``tbflow.harnesses``
+entry points of installed distributions, ``module:Class``, then ``path/file.py:Class``
+(``harnesses/plugins.py``). A reference that none resolves is an ``InputError`` on ``--harness``
+listing what each form said, in one line (the CLI exits 2); a ``.toml`` file that is not a valid
+harness file is one at once, naming the file and the field.
 
 Resolution is cached per process and reference, so every trial of a job uses the same class
 objects; a command is a new process (the prefork forks one per command and never resolves a
@@ -16,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harnesses.plugins import (ENTRY_POINT_GROUP, Resolved, from_entry_point, from_file, from_module,
-                               harness_entry_points)
+from harnesses.plugins import (ENTRY_POINT_GROUP, Resolved, from_declared, from_entry_point, from_file,
+                               from_module, harness_entry_points)
 from tasks_lib.errors import InputError
 from tasks_lib.job.harness_source import HarnessSource
 from tasks_lib.trial.harness_api import Harness
@@ -32,12 +35,13 @@ def _builtins() -> dict[str, type[Harness]]:
     from harnesses.cli.codex import CodexHarness
     from harnesses.cli.opencode import OpencodeHarness
     from harnesses.cli.pi import PiHarness
+    from harnesses.declared.declared_harness import shipped
     from harnesses.reference import NopHarness, OracleHarness
     from harnesses.tbflow_agent.harness import TbflowAgentHarness
 
     return {"oracle": OracleHarness, "nop": NopHarness, "codex": CodexHarness,
             "opencode": OpencodeHarness, "pi": PiHarness, "claude-code": ClaudeCodeHarness,
-            "tbflow-agent": TbflowAgentHarness}
+            "tbflow-agent": TbflowAgentHarness, **shipped()}
 
 
 def builtin_names() -> list[str]:
@@ -55,7 +59,7 @@ def from_builtins(ref: str) -> Resolved | str | None:
                                                            target=f"{cls.__module__}:{cls.__qualname__}"))
 
 
-RESOLVERS: list[Resolver] = [from_builtins, from_entry_point, from_module, from_file]
+RESOLVERS: list[Resolver] = [from_builtins, from_declared, from_entry_point, from_module, from_file]
 _cache: dict[str, Resolved] = {}
 
 
@@ -76,7 +80,8 @@ def resolve_harness(ref: str) -> Resolved:
             got = refused
         tried.append(got)
     if ":" not in ref:
-        tried.append("module:Class, path/file.py:Class: not an import path (no ':')")
+        tried.append("module:Class, path/file.py:Class: not an import path (no ':'); "
+                     "path/file.toml: not a .toml file")
     raise InputError("--harness", f"cannot use harness {ref!r}: tried " + "; ".join(tried))
 
 

@@ -1,7 +1,7 @@
 """The scripted mock model as the upstream of tbflow's gateway, for tests that run the real CLIs.
 
-``pointed_at_mock(monkeypatch, MockModel(...))`` starts the mock and points the gateway's two
-upstreams at it (``prefix`` injects a fault: ``/status/500``, ``/hang``); ``solvable_task``
+``pointed_at_mock(monkeypatch, MockModel(...))`` starts the mock and points the gateway's
+upstreams (OpenAI, Anthropic, Gemini) at it (``prefix`` injects a fault: ``/status/500``, ``/hang``); ``solvable_task``
 writes a task the mock's default command solves.
 """
 
@@ -15,6 +15,8 @@ from mock_model import MockModel
 from task_factory import make_task
 
 CLIS = ["codex", "opencode", "pi", "claude-code"]
+#: the CLIs tbflow ships as declarative harness files (harnesses/declared/*.toml)
+DECLARED_CLIS = ["qwen-code", "gemini-cli"]
 SOLVE = "echo solved > /app/done.txt"
 
 
@@ -25,6 +27,8 @@ def pointed_at_mock(monkeypatch, mock: MockModel, prefix: str = "") -> Iterator[
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai")
         monkeypatch.setenv("TBFLOW_ANTHROPIC_BASE_URL", f"{mock.base_url}{prefix}")
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("TBFLOW_GEMINI_BASE_URL", f"{mock.base_url}{prefix}")
+        monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-gemini")
         yield mock
 
 

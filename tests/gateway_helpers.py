@@ -19,6 +19,7 @@ from tasks_lib.gateway.model_gateway import ModelGateway, UpstreamConfig
 
 OPENAI_KEY = "sk-proj-REALOPENAIKEY-1f2e3d4c5b6a79880"
 ANTHROPIC_KEY = "sk-ant-api03-REALANTHROPICKEY-0a9b8c7d6e5f"
+GEMINI_KEY = "AIzaSy-REALGEMINIKEY-7c6b5a4f3e2d1"
 COMMAND = "echo hi > /app/done.txt"
 FINAL_TEXT = "All done, the file is written."
 
@@ -35,6 +36,8 @@ class Api:
     family: str
 
     def headers(self, token: str | None) -> dict[str, str]:
+        if self.family == "gemini":
+            return {"x-goog-api-key": token} if token else {}
         if self.family == "anthropic":
             base = {"anthropic-version": "2023-06-01"}
             return base | ({"x-api-key": token} if token else {})
@@ -42,6 +45,14 @@ class Api:
 
     def body(self, turn: str, stream: bool) -> dict:
         """``turn`` is "tool" (a shell tool offered, nothing run yet) or "final" (a tool result in history)."""
+        if self.family == "gemini":
+            contents: list = [{"role": "user", "parts": [{"text": "make the file"}]}]
+            if turn == "final":
+                contents += [{"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": {}}}]},
+                             {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command",
+                                                                              "response": {"output": "ok"}}}]}]
+            return {"contents": contents, "tools": [{"functionDeclarations": [
+                {"name": "run_shell_command", "parametersJsonSchema": SHELL_SCHEMA}]}]}
         if self.name == "responses":
             items: list = [{"role": "user", "content": "make the file"}]
             if turn == "final":
@@ -71,6 +82,9 @@ class Api:
 
 APIS = [Api("responses", "/v1/responses", "openai"), Api("chat", "/v1/chat/completions", "openai"),
         Api("anthropic", "/v1/messages?beta=true", "anthropic")]
+#: Gemini's stream is asked for in the path (``:streamGenerateContent?alt=sse``), not the body
+GEMINI = Api("gemini", "/v1beta/models/gemini-test:streamGenerateContent?alt=sse", "gemini")
+GEMINI_JSON = Api("gemini", "/v1beta/models/gemini-test:generateContent", "gemini")
 
 
 @dataclass
@@ -86,10 +100,11 @@ class Rig:
 
 
 def upstream_for(mock: MockModel, prefix: str = "", **extra) -> UpstreamConfig:
-    """Both families pointed at ``mock`` (``prefix`` e.g. ``/status/429`` injects failures)."""
+    """Every family pointed at ``mock`` (``prefix`` e.g. ``/status/429`` injects failures)."""
     return UpstreamConfig.from_env({
         "TBFLOW_OPENAI_BASE_URL": f"{mock.base_url}{prefix}/v1", "OPENAI_API_KEY": OPENAI_KEY,
         "TBFLOW_ANTHROPIC_BASE_URL": f"{mock.base_url}{prefix}", "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "TBFLOW_GEMINI_BASE_URL": f"{mock.base_url}{prefix}", "GEMINI_API_KEY": GEMINI_KEY,
     }).model_copy(update=extra)
 
 

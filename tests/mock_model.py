@@ -1,4 +1,4 @@
-"""A scripted mock model server: OpenAI Responses, Chat Completions and Anthropic Messages.
+"""A scripted mock model server: OpenAI Responses, Chat Completions, Anthropic Messages and Gemini.
 
 Why it exists: harness and gateway tests need a model that behaves like the real APIs (SSE
 streams with usage, tool calls, error shapes) but answers instantly, offline and the same way
@@ -10,7 +10,9 @@ every time. It follows docs/architecture.md §6:
   30/3) so sums in logs are checkable.
 * ``POST …/v1/responses``, ``…/v1/chat/completions``, ``…/v1/messages``,
   ``…/v1/messages/count_tokens``, ``GET …/v1/models``; any prefix before ``/v1``, query ignored;
-  streaming when ``stream`` is true, the equivalent JSON object otherwise.
+  streaming when ``stream`` is true, the equivalent JSON object otherwise. The Gemini API's
+  ``…/v1beta/models/<model>:generateContent`` (and ``:streamGenerateContent``, ``:countTokens``)
+  is ``tests/mock_gemini.py``.
 * Failure injection by path prefix: ``/status/<code>/…`` answers that status in the API's error
   shape (the message echoes the presented key, as real providers echo a masked one: the worst
   case for leak tests); ``/hang/…`` never answers (until ``stop()``). ``hang_on={"final"}``
@@ -20,12 +22,11 @@ every time. It follows docs/architecture.md §6:
   (method, path with query, headers with lower-cased names, body, and the ``reply`` given).
 
 Loopback only. ``with MockModel(command="echo hi > /app/done.txt") as m: m.base_url``, or
-``python tests/mock_model.py --port 8765`` by hand.
+``python tests/mock_model_cli.py --port 8765`` by hand.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import re
@@ -35,6 +36,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from mock_gemini import as_chat_body, gemini_error, gemini_reply, gemini_route, sse_frames
 
 USAGE = {"tool": (120, 15), "final": (160, 5), "side": (30, 3)}
 SHELL_TOOLS = ("exec_command", "shell_command", "shell", "bash", "run_shell_command")
@@ -250,6 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
                  "headers": {k.lower(): v for k, v in self.headers.items()},
                  "body": body if body is not None else raw.decode("utf-8", "replace")}
         anthropic = "/messages" in path
+        gemini = gemini_route(path)
         status = STATUS_PREFIX.match(path)
         if path == "/hang" or path.startswith("/hang/"):
             mock.record(dict(entry, reply="hang"))
@@ -258,10 +262,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if status:
             code = int(status.group(1))
-            key = self.headers.get("x-api-key") or self.headers.get("Authorization", "").removeprefix("Bearer ")
+            key = (self.headers.get("x-api-key") or self.headers.get("x-goog-api-key")
+                   or self.headers.get("Authorization", "").removeprefix("Bearer "))
             mock.record(dict(entry, reply=f"status:{code}"))
             message = f"Mock error {code}. Incorrect API key provided: {key}"
-            return self._json(code, error_body(code, anthropic, message))
+            return self._json(code, gemini_error(code, message) if gemini else error_body(code, anthropic, message))
+        if gemini and self.command == "POST" and isinstance(body, dict):
+            return self._gemini(mock, entry, body, *gemini)
         route = path[path.find("/v1/") + 3:] if "/v1/" in path else None
         if self.command == "GET" and route == "/models":
             mock.record(dict(entry, reply="models"))
@@ -277,10 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(code, error_body(code, anthropic, f"mock: no route {self.command} {path}"))
         api, shape = ROUTES[route]
         reply = decide(api, body, mock.command, mock.final_text, mock.side_text)
-        if reply.kind in mock.hang_on:
-            mock.record(dict(entry, reply=f"hang:{reply.kind}"))
-            mock.stopping.wait(3600)
-            self.close_connection = True
+        if self._hangs(mock, entry, reply):
             return
         mock.record(dict(entry, reply=reply.kind))
         whole, events = shape(reply, str(body.get("model") or mock.model))
@@ -288,6 +292,30 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, whole)
         frames = [f"data: {json.dumps(e)}\n\n" if api == "chat" else f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
                   for e in events] + (["data: [DONE]\n\n"] if api == "chat" else [])
+        self._stream(mock, frames)
+
+    def _gemini(self, mock: "MockModel", entry: dict, body: dict, model: str, method: str) -> None:
+        if method == "countTokens":
+            mock.record(dict(entry, reply="count_tokens"))
+            return self._json(200, {"totalTokens": max(1, len(json.dumps(body)) // 4)})
+        reply = decide("chat", as_chat_body(body), mock.command, mock.final_text, mock.side_text)
+        if self._hangs(mock, entry, reply):
+            return
+        mock.record(dict(entry, reply=reply.kind))
+        whole, chunks = gemini_reply(reply, model, _id("resp"))
+        if method == "generateContent" or "alt=sse" not in self.path:  # without alt=sse: a JSON array
+            return self._json(200, whole if method == "generateContent" else chunks)  # type: ignore[arg-type]
+        self._stream(mock, sse_frames(chunks))
+
+    def _hangs(self, mock: "MockModel", entry: dict, reply: Reply) -> bool:
+        if reply.kind not in mock.hang_on:
+            return False
+        mock.record(dict(entry, reply=f"hang:{reply.kind}"))
+        mock.stopping.wait(3600)
+        self.close_connection = True
+        return True
+
+    def _stream(self, mock: "MockModel", frames: list[str]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -375,23 +403,3 @@ class MockModel:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Scripted mock model server (loopback only).")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--command", default="echo hi > done.txt", help="the shell command of the tool call")
-    parser.add_argument("--final-text", default="done")
-    parser.add_argument("--log", help="append every request as a JSON line to this file")
-    args = parser.parse_args()
-    mock = MockModel(args.command, final_text=args.final_text, log_path=args.log, port=args.port).start()
-    print(f"mock model on {mock.base_url} (OpenAI base {mock.base_url}/v1); Ctrl-C stops", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        mock.stop()
-
-
-if __name__ == "__main__":
-    main()

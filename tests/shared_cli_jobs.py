@@ -5,7 +5,7 @@ A real-CLI trial costs a container and a CLI start (tens of CPU-seconds for the 
 their own. Each test keeps its failure-named name and asserts on the shared records. Tests that
 use a shared job are put in one xdist group (tests/conftest.py), so the job runs once per session.
 
-The happy job: every CLI and the oracle on one task whose image sets its own PATH, ENV and
+The happy job: every CLI (the two declared as files, qwen-code and gemini-cli, included) and the oracle on one task whose image sets its own PATH, ENV and
 WORKDIR, against the scripted mock. The mock's one shell command probes the environment, looks
 for pi's own tools on PATH, dumps every environment and readable file it can find (the real keys
 must not land in the job dir), and solves the task; the final reply carries U+2028/U+2029/U+0085,
@@ -21,11 +21,13 @@ import pytest
 from mock_model import MockModel
 from task_factory import make_task, record_of, run_job_flow
 
-HAPPY_CLIS = ["codex", "opencode", "pi", "claude-code"]
+HAPPY_CLIS = ["codex", "opencode", "pi", "claude-code", "qwen-code", "gemini-cli"]
 HAPPY_HARNESSES = ["oracle", *HAPPY_CLIS]
 HAPPY_TASK = "probe"
 REAL_OPENAI_KEY = "sk-real-openai-0123456789-do-not-leak"
 REAL_ANTHROPIC_KEY = "sk-ant-real-9876543210-do-not-leak"
+REAL_GEMINI_KEY = "AIza-real-gemini-5647382910-do-not-leak"
+REAL_KEYS = (REAL_OPENAI_KEY, REAL_ANTHROPIC_KEY, REAL_GEMINI_KEY)
 IMAGE_PATH = "/opt/task-tools/bin:/usr/local/bin:/usr/bin:/bin"
 ODD = "done\u2028line\u2029para\u0085next"
 PROBE = ("{ id; pwd; echo \"HOME=$HOME\"; echo \"PATH=$PATH\"; echo \"IMAGE_MARKER=$IMAGE_MARKER\"; "
@@ -70,6 +72,8 @@ def run_happy_job(root: Path) -> SharedJob:
         env.setenv("OPENAI_API_KEY", REAL_OPENAI_KEY)
         env.setenv("TBFLOW_ANTHROPIC_BASE_URL", mock.base_url)
         env.setenv("ANTHROPIC_API_KEY", REAL_ANTHROPIC_KEY)
+        env.setenv("TBFLOW_GEMINI_BASE_URL", mock.base_url)
+        env.setenv("GEMINI_API_KEY", REAL_GEMINI_KEY)
         env.setenv("TBFLOW_HISTORY", str(root / "trial-history.sqlite"))
         result = run_job_flow(happy_task(root / "ds"), root / "jobs", harnesses=HAPPY_HARNESSES,
                               model="mock/mock-model", concurrency=2)

@@ -19,8 +19,9 @@ def _tbflow(*args, env=None):
 
 
 @pytest.mark.parametrize("ref, words", [
-    ("gpt-agent", "tried built-ins: not one of claude-code, codex, nop, opencode, oracle, pi, tbflow-agent; entry points of "
-                  "tbflow.harnesses: none named so"),
+    ("gpt-agent", "tried built-ins: not one of claude-code, codex, gemini-cli, nop, opencode, oracle, pi, qwen-code, "
+                  "tbflow-agent; entry points of tbflow.harnesses: none named so"),
+    ("{tmp}/missing.toml", "path/file.toml: no file {tmp}/missing.toml"),
     ("json:JSONDecoder", "module:Class: json:JSONDecoder is not a tbflow Harness subclass"),
     ("{tmp}/broken.py:Agent", "importing {tmp}/broken.py failed: ZeroDivisionError"),
 ])
@@ -46,4 +47,5 @@ def test_harnesses_lists_built_ins_and_installed_plugins_with_kind_version_and_o
     assert rows["oracle"][1:4] == ["reference", "0.1.0", "built-in"]
     assert rows["codex"][1] == "model"
     assert rows["tbflow-agent"][1:4] == ["model", "0.1.0", "built-in"]
+    assert rows["qwen-code"][1:4] == ["model", "0.24.4", "built-in"] and rows["gemini-cli"][1:3] == ["model", "0.61.0"]
     assert rows["replay"][1:] == ["reference", "0.1.0", "entry", "point", f"{project['name']}=={project['version']}"]

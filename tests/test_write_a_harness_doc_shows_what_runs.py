@@ -1,5 +1,5 @@
 """docs/write-a-harness.md shows code that is the tested code: its TOML and Python blocks are the
-example plug-in's own text, its error line is the one tbflow prints, and its deployment snippet
+example plug-in's own text or a declarative harness file's (one tbflow ships or the example), its error line is the one tbflow prints, and its deployment snippet
 names real Prefect pull steps with their real parameters and passes the flow's parameter schema."""
 
 import importlib
@@ -26,7 +26,8 @@ def _blocks(lang: str) -> list[str]:
 
 
 def test_toml_and_python_blocks_are_the_example_plugins_own_text():
-    example = "\n".join(p.read_text() for p in [EXAMPLE / "pyproject.toml", *EXAMPLE.rglob("*.py")])
+    declared = [*(ROOT / "harnesses" / "declared").glob("*.toml"), *(ROOT / "examples" / "declared-harness").glob("*.toml")]
+    example = "\n".join(p.read_text() for p in [EXAMPLE / "pyproject.toml", *EXAMPLE.rglob("*.py"), *declared])
     blocks = _blocks("toml") + _blocks("python")
     assert len(blocks) >= 2
     for block in blocks:

@@ -13,10 +13,13 @@ URL variable is set (a local OpenAI-compatible server may need no key):
   ``Authorization: Bearer``.
 * ``TBFLOW_ANTHROPIC_BASE_URL``: Anthropic base *without* ``/v1`` (default
   ``https://api.anthropic.com``); ``ANTHROPIC_API_KEY`` is sent as ``x-api-key``.
+* ``TBFLOW_GEMINI_BASE_URL``: Gemini API root, the part before ``/v1beta`` (default
+  ``https://generativelanguage.googleapis.com``); ``GEMINI_API_KEY`` is sent as ``x-goog-api-key``.
 * ``TBFLOW_GATEWAY_READ_TIMEOUT_SEC``: seconds without upstream bytes before a 504 (default 600).
 
 Each variable follows its provider's convention for base URLs (OpenAI's include ``/v1``,
-Anthropic's do not); internally both become "the URL ``/v1`` maps to".
+Anthropic's and Google's do not); internally OpenAI and Anthropic become "the URL ``/v1`` maps
+to", Gemini stays the root its versioned paths (``/v1beta/models/...``) hang off.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 
 from tasks_lib.errors import InputError
 
-Family = Literal["openai", "anthropic"]
+Family = Literal["openai", "anthropic", "gemini"]
 WIRE_FAMILY: dict[str, Family] = {"openai-responses": "openai", "openai-chat": "openai",
-                                  "anthropic-messages": "anthropic"}
+                                  "anthropic-messages": "anthropic", "gemini-generate-content": "gemini"}
+#: the key variable of each family, for the message of a missing one
+KEY_VARS: dict[Family, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
 class GatewayConfigError(InputError):
@@ -43,7 +48,7 @@ class UpstreamEndpoint(BaseModel):
 
     base_url: str
     api_key: SecretStr | None = None
-    auth: Literal["bearer", "x-api-key"]
+    auth: Literal["bearer", "x-api-key", "x-goog-api-key"]
 
     @field_validator("base_url")
     @classmethod
@@ -56,7 +61,7 @@ class UpstreamEndpoint(BaseModel):
         if self.api_key is None:
             return None
         key = self.api_key.get_secret_value()
-        return ("Authorization", f"Bearer {key}") if self.auth == "bearer" else ("x-api-key", key)
+        return ("Authorization", f"Bearer {key}") if self.auth == "bearer" else (self.auth, key)
 
 
 class UpstreamConfig(BaseModel):
@@ -64,6 +69,7 @@ class UpstreamConfig(BaseModel):
 
     openai: UpstreamEndpoint | None = None
     anthropic: UpstreamEndpoint | None = None
+    gemini: UpstreamEndpoint | None = None
     read_timeout_sec: float = Field(600.0, gt=0)
     connect_timeout_sec: float = Field(30.0, gt=0)
     trust_env_proxy: bool = True
@@ -91,13 +97,15 @@ class UpstreamConfig(BaseModel):
         openai = endpoint("TBFLOW_OPENAI_BASE_URL", "https://api.openai.com/v1", "OPENAI_API_KEY", "bearer", "")
         anthropic = endpoint("TBFLOW_ANTHROPIC_BASE_URL", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                              "x-api-key", "/v1")
+        gemini = endpoint("TBFLOW_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY",
+                          "x-goog-api-key", "")
         try:
-            return cls.model_validate({"openai": openai, "anthropic": anthropic, **extra})
+            return cls.model_validate({"openai": openai, "anthropic": anthropic, "gemini": gemini, **extra})
         except ValidationError:
             raise GatewayConfigError("TBFLOW_GATEWAY_READ_TIMEOUT_SEC", "must be a positive number of seconds") from None
 
     def endpoint(self, family: Family) -> UpstreamEndpoint | None:
-        return self.openai if family == "openai" else self.anthropic
+        return {"openai": self.openai, "anthropic": self.anthropic, "gemini": self.gemini}[family]
 
     def require(self, wire_api: str) -> UpstreamEndpoint:
         """Check before a trial starts that its harness's wire API can be served."""
@@ -106,11 +114,11 @@ class UpstreamConfig(BaseModel):
             raise GatewayConfigError("harness wire_api", f"unknown wire API {wire_api!r}")
         found = self.endpoint(family)
         if found is None:
-            var = "OPENAI_API_KEY" if family == "openai" else "ANTHROPIC_API_KEY"
+            var = KEY_VARS[family]
             raise GatewayConfigError(var, f"no {family} upstream for wire API {wire_api}: set {var} "
                                           f"(and TBFLOW_{family.upper()}_BASE_URL for a non-default endpoint)")
         return found
 
     def secrets(self) -> list[str]:
-        return [e.api_key.get_secret_value() for e in (self.openai, self.anthropic)
+        return [e.api_key.get_secret_value() for e in (self.openai, self.anthropic, self.gemini)
                 if e is not None and e.api_key is not None and e.api_key.get_secret_value()]

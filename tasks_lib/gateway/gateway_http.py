@@ -27,9 +27,11 @@ from tasks_lib.gateway.gateway_usage import MAX_PARSE_BYTES, GatewayUsage, SseUs
 
 _POST_ROUTES = re.compile(r"/(responses|responses/compact|chat/completions|messages|messages/count_tokens)")
 _GET_ROUTES = re.compile(r"/models(/[A-Za-z0-9._:@-]+)?")
+#: the Gemini API's model calls, matched on the whole path (its version is part of the route)
+_GEMINI_ROUTES = re.compile(r"/v1(beta|alpha)?/models/[A-Za-z0-9._@-]+:(generateContent|streamGenerateContent|countTokens)")
 _HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
         "trailer", "transfer-encoding", "upgrade", "host", "content-length"}
-_DROP_REQUEST = _HOP | {"authorization", "x-api-key", "api-key", "cookie", "accept-encoding"}
+_DROP_REQUEST = _HOP | {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "accept-encoding"}
 _DROP_RESPONSE = _HOP | {"server", "date"}
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_ERROR_BODY = 1024 * 1024
@@ -37,7 +39,11 @@ IDLE_CONNECTION_SEC = 300
 
 
 def error_body(family: Family, status: int, message: str) -> bytes:
-    """A gateway-made error in the shape the CLI parses (Anthropic's or OpenAI's)."""
+    """A gateway-made error in the shape the CLI parses (Anthropic's, Google's or OpenAI's)."""
+    if family == "gemini":
+        status_name = {401: "UNAUTHENTICATED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT", 504: "DEADLINE_EXCEEDED"}
+        return json.dumps({"error": {"code": status, "message": message, "status": status_name.get(
+            status, "INVALID_ARGUMENT" if status < 500 else "INTERNAL")}}).encode()
     if family == "anthropic":
         kind = {401: "authentication_error", 404: "not_found_error", 413: "request_too_large",
                 504: "timeout_error"}.get(status, "invalid_request_error" if status < 500 else "api_error")
@@ -112,14 +118,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._started = False  # response headers sent: from here on only closing can signal failure
         path, _, query = self.path.partition("?")
         self._booking: tuple | None = (gw, None, path, out, t0)
-        rest = path[3:] if path.startswith("/v1/") else ""
-        # the family decides the upstream and the error shape; /v1/models goes by the auth header style
-        anthropic = rest.startswith("/messages") or (
-            "x-api-key" in self.headers and "authorization" not in self.headers)
-        family: Family = "anthropic" if anthropic else "openai"
+        family, rest = _family_and_route(path, self.headers)
+        query, query_key = _without_key(query) if family == "gemini" else (query, None)
         try:
             body = self._read_body()
-            trial = gw._trial_for(_presented_tokens(self.headers))
+            trial = gw._trial_for(_presented_tokens(self.headers) + ([query_key] if query_key else []))
             self._booking = (gw, trial, path, out, t0)
             if trial is None:
                 self._error(family, 401, out.fail(401, "tbflow gateway: missing or unknown trial token"))
@@ -172,6 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self, gw: ModelGateway, family: Family, rest: str, query: str, body: bytes, out: Outcome) -> None:
         routes = _POST_ROUTES if self.command == "POST" else _GET_ROUTES if self.command == "GET" else None
+        if family == "gemini":
+            routes = _GEMINI_ROUTES if self.command == "POST" else None
         if not rest or routes is None or not routes.fullmatch(rest):
             what = f"{self.command} {self.path.partition('?')[0]}"
             return self._error(family, 404, out.fail(404, f"tbflow gateway does not forward {what}"))
@@ -284,13 +289,39 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
+def _family_and_route(path: str, headers) -> tuple[Family, str]:
+    """The API family (upstream, error shape) and the route forwarded under the upstream's base.
+
+    OpenAI and Anthropic routes are what follows ``/v1``; ``/v1/models`` goes by the auth header
+    style. A Gemini route keeps its whole path: its API version (``/v1beta``) is part of it.
+    """
+    if path.startswith(("/v1beta/", "/v1alpha/")) or (path.startswith("/v1/") and ":" in path):
+        return "gemini", path
+    rest = path[3:] if path.startswith("/v1/") else ""
+    anthropic = rest.startswith("/messages") or ("x-api-key" in headers and "authorization" not in headers)
+    return ("anthropic" if anthropic else "openai"), rest
+
+
+def _without_key(query: str) -> tuple[str, str | None]:
+    """The query without Google's ``key=`` parameter (a token there never goes upstream), and that key."""
+    kept, key = [], None
+    for part in query.split("&") if query else []:
+        name, _, value = part.partition("=")
+        if name == "key":
+            key = value.strip() or key
+        else:
+            kept.append(part)
+    return "&".join(kept), key
+
+
 def _presented_tokens(headers) -> list[str]:
     found = []
     auth = headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":
         found.append(auth[7:].strip())
-    if headers.get("x-api-key"):
-        found.append(headers["x-api-key"].strip())
+    for name in ("x-api-key", "x-goog-api-key"):
+        if headers.get(name):
+            found.append(headers[name].strip())
     return found
 
 

@@ -14,6 +14,11 @@ Where usage sits, per API:
 * Anthropic Messages: SSE ``message_start.message.usage.input_tokens`` and the final
   ``message_delta.usage.output_tokens`` (cumulative); JSON → ``usage``. Cache tokens are left
   out, as in Claude Code's own ``result.usage.input_tokens``, so the two witnesses compare.
+* Gemini ``generateContent`` / ``streamGenerateContent``: ``usageMetadata`` on the reply (JSON), on
+  each SSE chunk (cumulative, so the last one counts) or on the last element of a JSON array (a
+  stream without ``alt=sse``) → input ``promptTokenCount`` (+ ``toolUsePromptTokenCount``),
+  output ``candidatesTokenCount`` + ``thoughtsTokenCount`` (Gemini counts thinking apart from the
+  candidates; every other API counts it as output).
 
 A response without usage yields None, never a made-up 0. ``GatewayUsage`` is the per-trial sum
 that crosses into the trial record.
@@ -75,6 +80,14 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def from_usage_metadata(meta: object) -> TokenCount | None:
+    """A Gemini ``usageMetadata`` object."""
+    if not isinstance(meta, dict):
+        return None
+    return TokenCount(_int(meta.get("promptTokenCount")) + _int(meta.get("toolUsePromptTokenCount")),
+                      _int(meta.get("candidatesTokenCount")) + _int(meta.get("thoughtsTokenCount")))
+
+
 def from_usage_object(usage: object) -> TokenCount | None:
     """A ``usage`` object of any of the three APIs (Chat's names or Responses/Anthropic's)."""
     if not isinstance(usage, dict):
@@ -94,8 +107,13 @@ def usage_from_json(body: bytes) -> TokenCount | None:
         obj = json.loads(body)
     except ValueError:
         return None
+    if isinstance(obj, list):  # a Gemini stream as one JSON array: the last chunk with usage counts
+        metas = [c["usageMetadata"] for c in obj if isinstance(c, dict) and isinstance(c.get("usageMetadata"), dict)]
+        return from_usage_metadata(metas[-1]) if metas else None
     if not isinstance(obj, dict):
         return None
+    if isinstance(obj.get("usageMetadata"), dict):
+        return from_usage_metadata(obj["usageMetadata"])
     found = from_usage_object(obj.get("usage"))
     if found is None and isinstance(obj.get("response"), dict):
         found = from_usage_object(obj["response"].get("usage"))
@@ -103,7 +121,7 @@ def usage_from_json(body: bytes) -> TokenCount | None:
 
 
 class SseUsageParser:
-    """Incremental usage extraction from a ``text/event-stream`` body of any of the three APIs."""
+    """Incremental usage extraction from a ``text/event-stream`` body of any of the four APIs."""
 
     def __init__(self) -> None:
         self._pending = bytearray()
@@ -160,6 +178,8 @@ class SseUsageParser:
                     self._anthropic_out = _int(usage.get("output_tokens"))
                 if self._anthropic_in is None and "input_tokens" in usage:
                     self._anthropic_in = _int(usage.get("input_tokens"))
+        elif isinstance(event.get("usageMetadata"), dict):
+            self._last = from_usage_metadata(event["usageMetadata"]) or self._last
         elif isinstance(event.get("response"), dict) and event["response"].get("usage"):
             self._last = from_usage_object(event["response"]["usage"]) or self._last
         elif event.get("usage"):

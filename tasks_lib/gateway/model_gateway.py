@@ -9,11 +9,14 @@ upstream's own responses: the second witness, next to the CLI's log, that the mo
 
 Rules it keeps (the HTTP side is ``gateway_http``):
 
-* Tokens: ``Authorization: Bearer <tok>`` or ``x-api-key: <tok>``. Missing/unknown → 401 in the
-  API's error shape, never forwarded. Every client auth header is stripped before forwarding.
-* Only model routes under ``/v1`` are forwarded (``responses``, ``chat/completions``, ``messages``,
-  ``messages/count_tokens``, ``GET models``): the agent must not reach the account's other APIs
-  (files, fine-tuning, ...) with our key. Anything else → 404.
+* Tokens: ``Authorization: Bearer <tok>``, ``x-api-key: <tok>``, ``x-goog-api-key: <tok>`` or a
+  Gemini request's ``key=<tok>`` query parameter. Missing/unknown → 401 in the API's error shape,
+  never forwarded. Every client auth header (and ``key=``) is stripped before forwarding.
+* Only model routes are forwarded (under ``/v1``: ``responses``, ``chat/completions``,
+  ``messages``, ``messages/count_tokens``, ``GET models``; Gemini's
+  ``/v1beta/models/<model>:generateContent``, ``:streamGenerateContent``, ``:countTokens``): the
+  agent must not reach the account's other APIs (files, fine-tuning, ...) with our key. Anything
+  else → 404.
 * Streams pass through chunk by chunk (CLIs time out on buffered SSE); ``Accept-Encoding:
   identity`` is asked of the upstream so usage can be read on the way.
 * Upstream errors pass through with their status, bodies redacted (providers echo keys). A hung

@@ -47,7 +47,7 @@ class AgentCommand(BaseModel):
     user: str | None = None
 
 
-WireApi = Literal["openai-responses", "openai-chat", "anthropic-messages"]
+WireApi = Literal["openai-responses", "openai-chat", "anthropic-messages", "gemini-generate-content"]
 
 
 class ModelAccess(BaseModel):
@@ -55,7 +55,8 @@ class ModelAccess(BaseModel):
 
     ``base_url`` is the in-container loopback address of tbflow's relay to the host-side model
     gateway (e.g. ``http://127.0.0.1:18080``, no path); the gateway routes by path
-    (``/v1/responses``, ``/v1/chat/completions``, ``/v1/messages``). ``token`` is a per-trial
+    (``/v1/responses``, ``/v1/chat/completions``, ``/v1/messages``, and Gemini's
+    ``/v1beta/models/<model>:generateContent``/``:streamGenerateContent``). ``token`` is a per-trial
     token the gateway accepts only for this trial: it is the only credential the CLI ever sees.
     ``model`` is the model id without the provider prefix; ``provider`` the prefix of
     ``--model PROVIDER/MODEL``.
