@@ -44,7 +44,7 @@ def test_user_toml_agent_scores_with_its_usage_and_resumes_only_unchanged(docker
     rec = JobStore(jobs / "j").read_trial("make-done.tiny-agent.1")
     assert rec is not None
     assert (rec.validity.status, rec.validity.reward, rec.validity.reached_model_by) == ("scored", 1.0, "cli_log"), rec
-    assert rec.agent.exit_code == 3
+    assert rec.agent.exit_code == 3 and rec.agent.exit_meaning.startswith("incomplete"), rec.agent
     assert (rec.agent.usage.input_tokens, rec.agent.usage.output_tokens) == USAGE["side"]
     assert rec.agent.gateway_usage.total_tokens == sum(USAGE["side"]) and rec.agent.usage_disagreement is None
     assert (rec.harness_source.origin, rec.harness_source.target) == ("declared", "tiny-agent.toml")

@@ -75,6 +75,9 @@ class AgentOutcome(BaseModel):
     """What run-agent observed. A timeout is an outcome, not an error."""
 
     exit_code: int | None = None
+    #: what the harness says ``exit_code`` means when it declares it (``semantic_exit_codes``, a
+    #: declarative file's ``[exit_codes]``), e.g. "incomplete": a deliberate stop, still scored
+    exit_meaning: str | None = None
     timed_out: bool = False
     timeout_sec: float
     duration_sec: float
