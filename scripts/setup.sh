@@ -46,13 +46,14 @@ have debootstrap || pkgs+=(debootstrap)
 have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container judge and model relay
 [ -x /bin/bash-static ] || pkgs+=(bash-static)  # the bash tbflow runs tests/test.sh with (README "The judge")
 have npm || pkgs+=(npm)                  # fetches the pinned agent CLIs (model harnesses)
+have shellcheck || pkgs+=(shellcheck)    # scripts/check.sh and the test that every .sh file passes it
 if [ "${#pkgs[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || die "need root to install ${pkgs[*]}"
   say "installing ${pkgs[*]}"
   apt-get update -qq </dev/null >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" </dev/null >&2
 else
-  say "packages present (docker, debootstrap, gcc, npm, bash-static)"
+  say "packages present (docker, debootstrap, gcc, npm, bash-static, shellcheck)"
 fi
 
 # --- 2. docker engine ----------------------------------------------------------

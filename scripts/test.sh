@@ -25,7 +25,7 @@ if [ -z "${PREFECT_HOME:-}" ]; then
   own_prefect_home="$(mktemp -d "${TMPDIR:-/tmp}/tbflow-prefect-home.XXXXXX")"
   export PREFECT_HOME="$own_prefect_home"
 fi
-# shellcheck disable=SC2329  # invoked by the EXIT trap
+# shellcheck disable=SC2317,SC2329  # invoked by the EXIT trap
 cleanup() {
   if [ -n "$own_prefect_home" ]; then rm -rf "$own_prefect_home"; fi
 }
