@@ -241,13 +241,16 @@ class Sandbox:
         return judge_exec.run_judge(self.id, args, stage, deadline_sec, env=env)
 
     def launch(self, argv: list[str], stdout_path: str, stderr_path: str | None, stage: str, *,
-               user: str | None, env: dict[str, str] | None = None, workdir: str | None = None) -> tuple[str, int]:
+               user: str | None, env: dict[str, str] | None = None, workdir: str | None = None,
+               report_timeout: float = LAUNCH_TIMEOUT_SEC) -> tuple[str, int]:
         """Start ``argv`` through ``tbflow-launch`` (stdin an empty pipe, output to the given files)
         in a session of its own; return (exec id, session id). The session id comes on the exec's
-        own stream, never through a file the agent could write."""
+        own stream, never through a file the agent could write. ``report_timeout`` bounds the wait
+        for the launcher's whole report: a launcher stuck opening an output file the agent made a
+        FIFO still reported its session first, so it is tracked, and killed with the session."""
         exec_id, reader = judge_exec.start(self.id, [LAUNCH, "launch", stdout_path, stderr_path or "", "--", *argv],
                                            stage, user=user or "", env=env, workdir=workdir or "", ack_end=True)
-        channel = judge_exec.read_launch(reader, LAUNCH_TIMEOUT_SEC)
+        channel = judge_exec.read_launch(reader, report_timeout)
         sid = channel.first("launch")
         if sid is None or not sid.isdigit():
             why = b"; ".join(channel.all("fail")).decode("utf-8", "backslashreplace") or channel.problem

@@ -34,6 +34,9 @@ STAGE = "run-agent"
 EXEC_DIR = "/logs/agent/exec"
 #: what one command's output may bring to the host (the agent bounds what its model sees)
 MAX_OUTPUT_BYTES = 1024 * 1024
+#: the longest ``exec`` waits for the launcher's report (the time left caps it): the agent may have
+#: made the output file a FIFO, which blocks the launcher's open after it reported its session
+LAUNCH_WAIT_SEC = 30.0
 
 
 class SandboxEnv:
@@ -62,7 +65,8 @@ class SandboxEnv:
             with self._lock:
                 if self._stop.is_set() or limit <= 0:
                     return ExecOutput(exit_code=None, output="", timed_out=True)
-                exec_id, sid = self._launch(["bash", "-c", cmd], out_path, user, env, cwd)
+                # bounded by the time left: this lock also holds off the deadline kill
+                exec_id, sid = self._launch(["bash", "-c", cmd], out_path, user, env, cwd, min(limit, LAUNCH_WAIT_SEC))
                 self.sessions.append(sid)
             result = self._sandbox.wait(exec_id, limit, STAGE, on_deadline=lambda: self._kill(sid))
             data, size = read_head(self._sandbox, out_path, self.max_output_bytes)
@@ -73,13 +77,15 @@ class SandboxEnv:
                           output_bytes=size, duration_sec=round(time.monotonic() - began, 3))
 
     def _launch(self, argv: list[str], out_path: str, user: str | None, env: dict[str, str] | None,
-                cwd: str | None) -> tuple[str, int]:
+                cwd: str | None, wait: float) -> tuple[str, int]:
         try:
-            return self._sandbox.launch(argv, out_path, None, STAGE, user=user, env=env, workdir=cwd)
+            return self._sandbox.launch(argv, out_path, None, STAGE, user=user, env=env, workdir=cwd,
+                                        report_timeout=max(1.0, wait))
         except ContainerError:  # the agent may have removed /logs/agent/exec: make it again, once
             self._sandbox.put(pack([], dirs=[("/logs", 0o755), ("/logs/agent", 0o777), (EXEC_DIR, 0o777)]),
                               EXEC_DIR, STAGE)
-            return self._sandbox.launch(argv, out_path, None, STAGE, user=user, env=env, workdir=cwd)
+            return self._sandbox.launch(argv, out_path, None, STAGE, user=user, env=env, workdir=cwd,
+                                        report_timeout=max(1.0, wait))
 
     def _kill(self, sid: int) -> None:
         try:
