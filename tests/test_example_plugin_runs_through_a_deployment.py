@@ -3,8 +3,9 @@ deployment (its ``pull:`` steps ``set_working_directory`` and ``pip_install_requ
 ``plugins.txt``) is deployed from a venv where the plug-in is installed, and a real worker runs it
 on a real server (127.0.0.1, a free port). The worker's venv is new: it sees tbflow's packages
 but not the plug-in until the pull step installs it, so a pull step that did not install it
-fails the run (``replay`` resolves to nothing). The trial scores and records the entry point's
-distribution and version.
+fails the run (``replay`` resolves to nothing). Both of its harnesses' trials (``replay``, a
+command in the container, and ``host-replay``, a loop on the worker's host) score and record the
+entry point's distribution and version.
 
 The example is built once into a wheel (pip, setuptools from PyPI by build isolation, from this
 test's copy, so no ``build/`` lands in the checkout); ``plugins.txt`` pins that wheel, as a team
@@ -92,6 +93,7 @@ def test_documented_pull_step_installs_the_plugin_and_a_worker_runs_it(docker_re
         procs.append(start_session([str(worker), "-m", "prefect", "worker", "start", "--pool", "tbflow"], env, ROOT,
                                    tmp_path / "worker.log"))
         res = prefect(worker, "deployment", "run", "tbflow-job/replay-nightly", "--param", f'dataset="{ds}"',
+                      "--param", 'harnesses=["replay", "host-replay"]',
                       "--param", f'jobs_dir="{jobs}"', "--param", 'job_name="plug"', "--watch", timeout=600)
         worker_log = (tmp_path / "worker.log").read_text(errors="replace")
         assert res.returncode == 0, f"{res.stdout}\n{res.stderr}\n--- worker ---\n{worker_log[-6000:]}"
@@ -99,12 +101,13 @@ def test_documented_pull_step_installs_the_plugin_and_a_worker_runs_it(docker_re
         (run,) = Api(f"http://127.0.0.1:{port}/api").flow_runs()
         assert run["state"]["type"] == "COMPLETED", run["state"]
         assert "harness:replay" in run["tags"]
-        record = JobStore(jobs / "plug").read_trial("one.replay.1")
-        assert record is not None and record.validity.status == "scored" and record.validity.reward == 1.0
         project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-        source = record.harness_source
-        assert source is not None and (source.origin, source.distribution, source.distribution_version) == (
-            "entry-point", project["name"], project["version"])
+        for trial in ("one.replay.1", "one.host-replay.1"):  # a command in the container; a loop on the worker
+            record = JobStore(jobs / "plug").read_trial(trial)
+            assert record is not None and record.validity.status == "scored" and record.validity.reward == 1.0, trial
+            source = record.harness_source
+            assert source is not None and (source.origin, source.distribution, source.distribution_version) == (
+                "entry-point", project["name"], project["version"])
         installed = subprocess.run([str(worker), "-c", "import tbflow_example_harness as m; print(m.__file__)"],
                                    capture_output=True, text=True)
         assert str(tmp_path / "worker-venv") in installed.stdout, "the pull step did not install into the worker's venv"
