@@ -30,7 +30,8 @@ STAGES = {
     # slow on purpose: a loaded worker may take seconds to deliver the signal after the stage started
     "agent": (dict(solve="sleep 20\necho ok > /app/done\n", check="[ -f /app/done ]"),
               lambda seen, trial_dir: seen.exec_started(SLOW, LAUNCH)),
-    "verifier": (dict(test_sh="#!/bin/bash\nsleep 20\necho 1 > /logs/verifier/reward.txt\n"),
+    # (r1, 4 workers: a 20-s test.sh ended and was recorded before the stop reached the trial)
+    "verifier": (dict(test_sh="#!/bin/bash\nsleep 60\necho 1 > /logs/verifier/reward.txt\n", verifier_timeout=180),
                  lambda seen, trial_dir: seen.exec_started(SLOW, f"{JUDGE} verify ")),
     # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
     # download is seen from the host side (its first file appears in the trial dir), a stat
