@@ -82,3 +82,30 @@ ATTACKS: dict[str, dict] = {
     "sh-removed-then-cut-off": dict(solve="rm -f /bin/sh /usr/bin/sh /usr/bin/dash\nsleep 600\n", agent_timeout=3,
                                     test_sh=WRITES_0),
 }
+
+
+def hold_download(download, names: tuple[str, ...], limit_sec: float = 120.0):
+    """The slow side made slow on purpose: the verifier's download of /logs of a trial whose
+    container name contains one of ``names`` waits until its attack has struck (``DONE_MARK`` is
+    in the container), so a daemon the loaded machine schedules late still strikes between the
+    judge's exit and the download. Wraps ``Sandbox.download_logs`` (monkeypatch it in)."""
+    import time
+
+    from docker.errors import NotFound
+
+    from tasks_lib.container.docker_client import get_client
+    from tasks_lib.trial.verifier_stage import STAGE
+
+    def held(self, path, dest, stage, keep, max_file_bytes):
+        if stage == STAGE and any(name in self.name for name in names):
+            end = time.monotonic() + limit_sec
+            while time.monotonic() < end:
+                try:
+                    stream, _ = get_client().api.get_archive(self.id, DONE_MARK)
+                    for _chunk in stream:  # drain it, so the connection goes back to the pool
+                        pass
+                    break
+                except NotFound:
+                    time.sleep(0.05)
+        return download(self, path, dest, stage, keep, max_file_bytes)
+    return held

@@ -12,11 +12,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from hostile_attacks import DONE_MARK, hold_download
 from task_factory import make_task, record_of
 
 # Waits until test.sh wrote its reward and exited (no process runs /tests/test.sh any more), then
-# keeps rewriting the verdict's files for 30 s, so tbflow's download of /logs, a few ms after the
-# judge read the reward, always finds them rewritten, however loaded the machine.
+# keeps rewriting the verdict's files for 30 s, touching DONE_MARK once it has. The test holds
+# tbflow's download of /logs until that mark exists (``hold_download``): on a loaded machine (g2,
+# two suites at once) the forger was scheduled only after the download, and tampering after the
+# download changes nothing tbflow reads, so there was nothing to flag.
 FORGER = r"""cat > /tmp/forger.sh <<'FORGER_END'
 until [ -s /logs/verifier/reward.txt ]; do sleep 0.01; done
 running() { for c in /proc/[0-9]*/cmdline; do case "$(tr '\0' ' ' < "$c" 2>/dev/null)" in *test.sh*) return 0;; esac; done; return 1; }
@@ -27,6 +30,7 @@ while [ $i -lt 3000 ]; do
   mkdir -p /logs/verifier/.tbflow-snapshot
   echo 1 > /logs/verifier/.tbflow-snapshot/reward.txt; echo 0 > /logs/verifier/.tbflow-snapshot/exit-code
   echo "all tests passed" >> /logs/verifier/test-stdout.txt
+  touch /tmp/attack-struck
   sleep 0.01; i=$((i+1))
 done
 FORGER_END
@@ -39,7 +43,11 @@ TEST_SH = "#!/bin/bash\necho 'a test failed'\nsleep 1\necho 0 > /logs/verifier/r
 
 @pytest.mark.docker
 @pytest.mark.parametrize("solve", [DETACHED, LEFTOVER], ids=["detached-daemon", "leftover-background-job"])
-def test_reward_rewritten_after_test_sh_keeps_test_sh_reward_and_is_flagged(run_job, tmp_path, solve):
+def test_reward_rewritten_after_test_sh_keeps_test_sh_reward_and_is_flagged(run_job, tmp_path, solve, monkeypatch):
+    from tasks_lib.container.sandbox import Sandbox
+
+    assert DONE_MARK == "/tmp/attack-struck"  # the forger's own line
+    monkeypatch.setattr(Sandbox, "download_logs", hold_download(Sandbox.download_logs, ("forge",)))
     ds = tmp_path / "ds"
     make_task(ds, "forge", solve=solve, test_sh=TEST_SH)
     result = run_job(ds)

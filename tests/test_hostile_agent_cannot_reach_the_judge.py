@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
-from hostile_attacks import ATTACKS, DONE_MARK, STRIKE_BEFORE_DOWNLOAD
+from hostile_attacks import ATTACKS, STRIKE_BEFORE_DOWNLOAD, hold_download
 from task_factory import make_task, record_of
 
 pytestmark = pytest.mark.docker
@@ -33,36 +32,12 @@ def hostile(docker_ready, prefect_local, tmp_path_factory):
     os.environ["TBFLOW_HISTORY"] = str(root / "history.sqlite")
     try:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(Sandbox, "download_logs", hold_download(Sandbox.download_logs))
+            mp.setattr(Sandbox, "download_logs", hold_download(Sandbox.download_logs, STRIKE_BEFORE_DOWNLOAD))
             result = job_flow(**JobConfig(dataset=str(root / "ds"), jobs_dir=str(root / "jobs"), job_name="job",
                                           concurrency=3, env_retries=0).flow_parameters())
     finally:
         os.environ.pop("TBFLOW_HISTORY") if old is None else os.environ.__setitem__("TBFLOW_HISTORY", old)
     return root / "jobs" / "job", result
-
-
-def hold_download(download, limit_sec: float = 120.0):
-    """The slow side made slow on purpose: the verifier's download of /logs waits until an attack
-    of ``STRIKE_BEFORE_DOWNLOAD`` has struck (its ``DONE_MARK`` is in the container), so a daemon
-    the loaded machine schedules late still strikes between the judge's exit and the download."""
-    from docker.errors import NotFound
-
-    from tasks_lib.container.docker_client import get_client
-    from tasks_lib.trial.verifier_stage import STAGE
-
-    def held(self, path, dest, stage, keep, max_file_bytes):
-        if stage == STAGE and any(name in self.name for name in STRIKE_BEFORE_DOWNLOAD):
-            end = time.monotonic() + limit_sec
-            while time.monotonic() < end:
-                try:
-                    stream, _ = get_client().api.get_archive(self.id, DONE_MARK)
-                    for _chunk in stream:  # drain it, so the connection goes back to the pool
-                        pass
-                    break
-                except NotFound:
-                    time.sleep(0.05)
-        return download(self, path, dest, stage, keep, max_file_bytes)
-    return held
 
 
 def _rec(hostile, name):
