@@ -107,12 +107,13 @@ def report(
         if job.warning:
             typer.echo(f"tbflow: warning: {job.warning}", err=True)
         job_dir = job.path
+        store = job.mirror if is_url(job_ref) else None  # named by its URL: the store gets the reports too
         results = load_results(job_dir)
         remove_orphans_quietly(job_dir, results.job.job_id)  # containers of a crashed run, if any
         if write:
             write_reports(job_dir, results)
-            if job.mirror is not None and is_url(job_ref):
-                job.mirror.push_top()  # the store's reports are re-rendered too
+            if store is not None:
+                store.push_top()
     except InputError as exc:
         raise _input_error(exc) from None
     if format is ReportFormat.md:
@@ -125,7 +126,7 @@ def report(
         typer.echo(plain_summary(results))
         if write:
             typer.echo(f"wrote report.md, junit.xml and results.json in "
-                       f"{job.mirror.describe() if job.mirror is not None and is_url(job_ref) else job_dir}")
+                       f"{store.describe() if store is not None else job_dir}")
     tripped = False
     if threshold is not None:
         gate = check(threshold, results.total_invalid, results.total_trials, results.total_errors)

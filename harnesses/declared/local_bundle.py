@@ -7,8 +7,10 @@ file>\\0<exec bit>\\n`` for every file in path order (symlinks and special files
 could point outside the bundle). A mismatch names the digest found, so the pin of a new version
 is copied from the error.
 
-Unpacking refuses members that would land outside the bundle (absolute paths, ``..``, links and
-devices), with the checks tbflow uses for every archive (``tasks_lib.container.archives``).
+Unpacking refuses members that would land outside the bundle (absolute paths, ``..``) and, in a
+tarball, any link or special file: stricter than ``tasks_lib.container.archives.check_member``,
+which admits links inside one top directory (a local tarball need not have one), and the same
+for zip files, which ``tarfile``'s ``data`` filter does not cover.
 """
 
 from __future__ import annotations

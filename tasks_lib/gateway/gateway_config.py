@@ -120,5 +120,6 @@ class UpstreamConfig(BaseModel):
         return found
 
     def secrets(self) -> list[str]:
-        return [e.api_key.get_secret_value() for e in (self.openai, self.anthropic, self.gemini)
+        endpoints = [self.endpoint(family) for family in KEY_VARS]
+        return [e.api_key.get_secret_value() for e in endpoints
                 if e is not None and e.api_key is not None and e.api_key.get_secret_value()]

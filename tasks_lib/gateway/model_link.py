@@ -98,9 +98,13 @@ def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str) -> Model
     code, out = sandbox.run_tool([relay_bin, "--wait", str(RELAY_PORT), "5"], "run-agent")
     if code != 0:
         raise ContainerError("run-agent", f"model relay did not start on 127.0.0.1:{RELAY_PORT}: {out.strip()[-300:]}")
+    return ModelAccess(base_url=f"http://127.0.0.1:{RELAY_PORT}", **_trial_access(gw, trial_id, model))
+
+
+def _trial_access(gw, trial_id: str, model: str) -> dict[str, str]:
+    """The per-trial token and ``PROVIDER/MODEL`` split, as every way to the model gives them."""
     provider, _, name = model.partition("/")
-    token = gw.register_trial(trial_id)
-    return ModelAccess(base_url=f"http://127.0.0.1:{RELAY_PORT}", token=token, provider=provider, model=name or provider)
+    return {"token": gw.register_trial(trial_id), "provider": provider, "model": name or provider}
 
 
 def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
@@ -125,10 +129,7 @@ def open_host_link(job_id: str, trial_id: str, model: str) -> HostModelAccess:
     """A host-side agent's way to the model: the job gateway's socket on this host and a per-trial
     token, good until ``close_host_link`` (no relay: nothing in the container reaches the model)."""
     gw = job_gateway(job_id)
-    provider, _, name = model.partition("/")
-    token = gw.register_trial(trial_id)
-    return HostModelAccess(base_url=HOST_GATEWAY_URL, token=token, provider=provider, model=name or provider,
-                           socket_path=gw.socket_path)
+    return HostModelAccess(base_url=HOST_GATEWAY_URL, socket_path=gw.socket_path, **_trial_access(gw, trial_id, model))
 
 
 def close_host_link(job_id: str, trial_id: str) -> GatewayUsage:

@@ -116,6 +116,10 @@ def check_store(jobs_url: str) -> None:
         raise InputError("--jobs-dir", f"{jobs_url}: cannot reach the store: {_one_line(exc)}") from exc
 
 
+#: what ``JobMirror.describe`` writes after the store URL (``store_jobs.store_url_of`` reads it back)
+WORKING_COPY = " (working copy "
+
+
 class JobMirror:
     """One job's place in the store (``url``) and this machine's working copy (``local``)."""
 
@@ -295,7 +299,7 @@ class JobMirror:
 
         rel = Path(local_path).resolve().relative_to(self.local.resolve()).as_posix() if local_path else "."
         where = self.url if rel == "." else f"{self.url}/{rel}"
-        return f"{where} (working copy {socket.gethostname()}:{Path(local_path or self.local).resolve()})"
+        return f"{where}{WORKING_COPY}{socket.gethostname()}:{Path(local_path or self.local).resolve()})"
 
 
 _mirrors: dict[str, JobMirror] = {}

@@ -20,10 +20,7 @@ from pathlib import Path
 
 from tasks_lib.errors import InputError
 from tasks_lib.job.job_store import JOB_FILE
-from tasks_lib.job.remote_store import JobMirror, attach, is_url, split_job_url
-
-#: how ``progress.location`` writes a store job's location after its URL
-WORKING_COPY = " (working copy "
+from tasks_lib.job.remote_store import WORKING_COPY, JobMirror, attach, is_url, split_job_url
 
 
 @dataclass

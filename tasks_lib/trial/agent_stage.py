@@ -107,10 +107,9 @@ def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) ->
     have_logs = agent_dir.is_dir()
     usage = harness.parse_usage(agent_dir) if have_logs else None
     error_line = harness.error_line(agent_dir) if have_logs else None
-    meanings = getattr(harness, "semantic_exit_codes", None) or {}
     return outcome.model_copy(update=dict(
         usage=usage,
-        exit_meaning=meanings.get(outcome.exit_code) if outcome.exit_code is not None else None,
+        exit_meaning=harness.semantic_exit_codes.get(outcome.exit_code) if outcome.exit_code is not None else None,
         error_line=_redact(error_line),
         usage_disagreement=usage_disagreement(usage, outcome.gateway_usage) if harness.kind == "model" else None,
     ))
