@@ -33,10 +33,11 @@ STAGES = {
     # (r1, 4 workers: a 20-s test.sh ended and was recorded before the stop reached the trial)
     "verifier": (dict(test_sh="#!/bin/bash\nsleep 60\necho 1 > /logs/verifier/reward.txt\n", verifier_timeout=180),
                  lambda seen, trial_dir: seen.exec_started(SLOW, f"{JUDGE} verify ")),
-    # a sparse 2 GiB file: written at once, but its download streams 2 GiB (~10 s here); the
+    # a sparse 8 GiB file: written at once, but its download streams 8 GiB (2 GiB took ~10-20 s
+    # here, and k1 recorded the trial: the stop reached it after a 21-s download had ended); the
     # download is seen from the host side (its first file appears in the trial dir), a stat
     # that a loaded machine cannot make miss the window the way a `docker exec` poll did
-    "download": (dict(test_sh="#!/bin/bash\ntruncate -s 2G /logs/verifier/big.bin\n"
+    "download": (dict(test_sh="#!/bin/bash\ntruncate -s 8G /logs/verifier/big.bin\n"
                               "echo 1 > /logs/verifier/reward.txt\n"),
                  lambda c, trial_dir: (trial_dir / "verifier" / "big.bin").exists()),
 }
@@ -65,7 +66,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
                 assert time.monotonic() < deadline, f"stage {stage} never started"
                 time.sleep(0.05)
             proc.send_signal(sig)
-            out, _ = proc.communicate(timeout=240)  # stopping mid-download of 2 GiB took over 60 s at load 20
+            out, _ = proc.communicate(timeout=600)  # stopping mid-download of 2 GiB took over 60 s at load 20
         finally:
             if proc.poll() is None:
                 proc.kill()
