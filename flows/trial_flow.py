@@ -230,9 +230,11 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
         error = StageError(stage="tbflow", kind="internal", evidence="error.txt",
                            message=f"{type(exc).__name__}: {exc}")
     finally:
-        if (error is not None or broke is not None) and image is not None and verifier is None:  # agent logs as evidence
-            logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
-        remove_trial_container(spec.job_id, spec.trial_id)
+        try:
+            if (error is not None or broke is not None) and image is not None and verifier is None:  # agent logs
+                logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
+        finally:  # a stop (Interrupted) during that download still removes the container
+            remove_trial_container(spec.job_id, spec.trial_id)
     if error is not None and error.kind == "environment" and wait_for_engine():
         # The engine was away (restarting) when the container should have gone: remove it now,
         # and retry only once the engine answers again, so the outage costs one try, not all.

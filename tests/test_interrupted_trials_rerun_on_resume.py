@@ -1,46 +1,87 @@
 """A job stopped mid-trial (SIGINT like Ctrl-C, SIGTERM like a Prefect cancellation or a
 worker shutdown) at each stage leaves no record for the interrupted trial and no container of the
-job; resume re-runs exactly that trial and keeps the finished one (no container for it)."""
+job; resume re-runs exactly that trial and keeps the finished one (no container for it).
+
+The slow side is slow on purpose, and held rather than timed: the agent, verifier and download
+stages wait for marker files the test creates in the trial's container (``Release``), so on the
+first run the stage cannot end before the stop reaches it however loaded the machine is (a
+20-s stage once ended and was recorded first: r1, k1, s1 and CI of stop 25), and on the resume
+the test lets it through at once.
+"""
 
 import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+from docker.errors import APIError
 
 from container_events import JobContainerEvents
 from task_factory import make_task, record_of
 
-from tasks_lib.container.docker_client import LABEL_JOB, LABEL_TRIAL
+from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
 from tasks_lib.container.judge_tools import JUDGE, LAUNCH
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"
+GO, SMALL = "/tmp/tbflow-test-go", "/tmp/tbflow-test-small"
+HOLD = f"until [ -e {GO} ]; do sleep 0.1; done\n"
 
 
 STAGES = {
-    # stage: (task overrides, condition that says the stage is running)
+    # stage: (task overrides, condition that says the stage is running, markers the test creates
+    # on the first run, markers on the resume)
     "build": (dict(dockerfile="FROM tbflow/base:bookworm\nWORKDIR /app\nARG N={nonce}\nRUN sleep 20\n"),
-              lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log"))),  # build lane
+              lambda c, trial_dir: any(trial_dir.parent.parent.glob(".builds/*b-slow*.log")), (), ()),  # build lane
     # the agent and the verifier: the exec that starts them, as the engine reports it (live events)
-    # slow on purpose: a loaded worker may take seconds to deliver the signal after the stage started
-    "agent": (dict(solve="sleep 20\necho ok > /app/done\n", check="[ -f /app/done ]"),
-              lambda seen, trial_dir: seen.exec_started(SLOW, LAUNCH)),
-    # (r1, 4 workers: a 20-s test.sh ended and was recorded before the stop reached the trial)
-    "verifier": (dict(test_sh="#!/bin/bash\nsleep 60\necho 1 > /logs/verifier/reward.txt\n", verifier_timeout=180),
-                 lambda seen, trial_dir: seen.exec_started(SLOW, f"{JUDGE} verify ")),
-    # a sparse 8 GiB file: written at once, but its download streams 8 GiB (2 GiB took ~10-20 s
-    # here, and k1 recorded the trial: the stop reached it after a 21-s download had ended); the
-    # download is seen from the host side (its first file appears in the trial dir), a stat
-    # that a loaded machine cannot make miss the window the way a `docker exec` poll did
-    "download": (dict(test_sh="#!/bin/bash\ntruncate -s 8G /logs/verifier/big.bin\n"
-                              "echo 1 > /logs/verifier/reward.txt\n"),
-                 lambda c, trial_dir: (trial_dir / "verifier" / "big.bin").exists()),
+    "agent": (dict(solve=HOLD + "echo ok > /app/done\n", check="[ -f /app/done ]", agent_timeout=600),
+              lambda seen, trial_dir: seen.exec_started(SLOW, LAUNCH), (), (GO,)),
+    "verifier": (dict(test_sh="#!/bin/bash\n" + HOLD + "echo 1 > /logs/verifier/reward.txt\n", verifier_timeout=600),
+                 lambda seen, trial_dir: seen.exec_started(SLOW, f"{JUDGE} verify "), (), (GO,)),
+    # a sparse 1 TiB file: written at once, but its download streams for minutes (up to tbflow's
+    # cap); the resume's test.sh, finding SMALL (made before GO lets the agent end), writes none.
+    # The download is seen from the host side: its first file appears in the trial dir.
+    "download": (dict(solve=HOLD, test_sh=f"#!/bin/bash\n[ -e {SMALL} ] || truncate -s 1T /logs/verifier/big.bin\n"
+                                          "echo 1 > /logs/verifier/reward.txt\n"),
+                 lambda c, trial_dir: (trial_dir / "verifier" / "big.bin").exists(), (GO,), (SMALL, GO)),
 }
+
+
+class Release:
+    """Creates ``markers`` (in order) in the slow trial's container once it runs."""
+
+    def __init__(self, client, job_dir: Path, markers: tuple[str, ...]) -> None:
+        self._client, self._markers = client, markers
+        self._filters = {"label": [f"{LABEL_JOB_DIR}={job_dir.resolve()}", f"{LABEL_TRIAL}={SLOW}"]}
+        self._done = threading.Event()
+        self.released = threading.Event()
+
+    def __enter__(self) -> "Release":
+        if self._markers:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._done.is_set():
+            for c in self._client.containers.list(filters=self._filters):
+                if c.labels.get("tbflow.role") == "filler":
+                    continue
+                try:
+                    if c.exec_run(["touch", *self._markers]).exit_code == 0:
+                        self.released.set()
+                        return
+                except APIError:  # not running yet, or already gone
+                    pass
+            self._done.wait(0.1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
 
 
 @pytest.mark.parametrize("stage, sig", [("build", signal.SIGINT), ("agent", signal.SIGINT),
@@ -49,11 +90,12 @@ STAGES = {
 def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, sig):
     ds = tmp_path / "ds"
     make_task(ds, "a-quick")
-    overrides, running = STAGES[stage]
+    overrides, running, first_markers, resume_markers = STAGES[stage]
     overrides = {k: v.format(nonce=uuid.uuid4().hex) if isinstance(v, str) else v for k, v in overrides.items()}
     make_task(ds, "b-slow", **overrides)
     jobs = tmp_path / "jobs"
-    with JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True) as first_run:
+    with JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True) as first_run, \
+            Release(docker_ready, jobs / "j", first_markers):
         proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
                                  "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
@@ -65,18 +107,22 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
                 assert proc.poll() is None, proc.stdout.read()
                 assert time.monotonic() < deadline, f"stage {stage} never started"
                 time.sleep(0.05)
+            sent = time.strftime("%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
             proc.send_signal(sig)
-            out, _ = proc.communicate(timeout=600)  # stopping mid-download of 2 GiB took over 60 s at load 20
+            out, _ = proc.communicate(timeout=600)
         finally:
             if proc.poll() is None:
                 proc.kill()
     assert proc.returncode in (130, 143, -sig), out
     job_id = json.loads((jobs / "j" / "job.json").read_text())["job_id"]
     assert docker_ready.containers.list(all=True, filters={"label": f"{LABEL_JOB}={job_id}"}) == []
-    assert not (trial_dir / "trial.json").exists(), "an interrupted trial must leave no record"
+    if (trial_dir / "trial.json").exists():
+        rec = json.loads((trial_dir / "trial.json").read_text())
+        raise AssertionError(f"an interrupted trial must leave no record; it has one, ended "
+                             f"{rec['ended_at']}, verdict {rec['validity']}; signal sent {sent}\n{out}")
     quick_record = (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").read_text()
 
-    with JobContainerEvents(docker_ready, job_id=job_id) as seen:
+    with JobContainerEvents(docker_ready, job_id=job_id) as seen, Release(docker_ready, jobs / "j", resume_markers):
         result = run_job(ds, job_name="j")
     rec = record_of(result, "b-slow")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity

@@ -24,6 +24,7 @@ import os
 import re
 import tarfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from docker.types import Mount
 
 from tasks_lib.container import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
+from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
@@ -215,17 +217,32 @@ class Sandbox:
     def download_logs(self, path: str, dest: Path, stage: str, keep: tuple[str, ...],
                       max_file_bytes: int) -> LogsOutcome:
         """Copy ``path/<k>`` for ``k`` in ``keep`` into ``dest/<k>``, streamed: unsafe entries
-        skipped and listed, every file cut at ``max_file_bytes`` (see ``log_download``)."""
+        skipped and listed, every file cut at ``max_file_bytes`` (see ``log_download``).
+
+        The agent decides how much ``/logs`` holds (a sparse 1 TiB file streams for hours), so
+        the stream is cut at ``LOG_DOWNLOAD_SEC`` and at once when the job is stopping, by
+        shutting its socket (``deadline_stream``): merely leaving the stream unread keeps the
+        engine archiving, and the engine cannot remove the container meanwhile, so a stop
+        waited for the whole download."""
+        kept: list[LogsOutcome] = []
+
+        def fetch(api) -> Iterator[None]:  # noqa: ANN001 - the stream's own client
+            stream, _ = _retry_transient(api.get_archive)(self.id, path)
+            kept.append(extract_logs(stream, dest, Path(path).name, keep, max_file_bytes))
+            return iter(())
+
         try:
-            stream, _ = _retry_transient(get_client().api.get_archive)(self.id, path)
-            return extract_logs(_until(stream, time.monotonic() + LOG_DOWNLOAD_SEC, path, stage), dest,
-                                Path(path).name, keep, max_file_bytes)
+            ended = stream_with_deadline(fetch, lambda _: None, LOG_DOWNLOAD_SEC, f"download {path}")
         except NotFound:
             return LogsOutcome(max_file_bytes=max_file_bytes)
         except (*DOCKER_ERRORS, OSError, tarfile.TarError) as exc:
             if disk_full(exc):  # our disk, not the container's doing: the job stops (see errors.disk_full)
                 raise
             raise TransferError(stage, f"download of {path} failed: {exc}") from exc
+        if not ended:
+            interrupts.check()
+            raise TransferError(stage, f"the download of {path} took longer than {LOG_DOWNLOAD_SEC:g} s")
+        return kept[0]
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -316,14 +333,6 @@ class Sandbox:
     def remove(self) -> None:
         remove_container(self.id)
         remove_container(self.name + FILLER_SUFFIX)
-
-
-def _until(chunks, deadline: float, path: str, stage: str):
-    """The archive stream, cut at ``deadline``: the agent decides how much ``/logs`` holds."""
-    for chunk in chunks:
-        if time.monotonic() > deadline:
-            raise TransferError(stage, f"the download of {path} took longer than {LOG_DOWNLOAD_SEC:g} s")
-        yield chunk
 
 
 def parse_processes(records: list[bytes]) -> list[ProcessInfo]:
