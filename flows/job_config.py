@@ -28,6 +28,7 @@ from harnesses.plugins import DECLARED_PATTERN, IMPORT_PATTERN
 from harnesses.registry import available_names, resolve_harness
 from tasks_lib.errors import InputError
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
+from tasks_lib.report.invalid_gate import parse_threshold
 
 JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -92,6 +93,11 @@ ShardReruns = Annotated[int, Field(ge=0, le=10, description=(
 Order = Annotated[OrderMode, Field(description="Start order of the trials: expected (longest expected duration "
                                                "first: history, else task metadata, else agent timeout), name, "
                                                "or random.")]
+FailOnInvalid = Annotated[Optional[str], Field(pattern=r"^(any|[0-9]+|[0-9]+(\.[0-9]+)?%)$", description=(
+    "End the job run Failed (named 'Not all scored') when too many trials are invalid, ended by a tbflow error "
+    "or have no record: 'any' (one is too many), 'N' (more than N) or 'P%' (more than P percent); the CLI's "
+    "--fail-on-invalid. Default: the run is Completed either way (named 'Not all scored' unless every trial "
+    "scored)."))]
 OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=random (default: a new one, recorded "
                                                              "in job.json).")]
 Build = Annotated[bool, Field(description=(
@@ -128,6 +134,19 @@ class JobConfig(BaseModel):
     shard_reruns: ShardReruns = 2
     order: Order = "expected"
     order_seed: OrderSeed = None
+    fail_on_invalid: FailOnInvalid = None
+
+    @field_validator("fail_on_invalid", mode="before")
+    @classmethod
+    def _a_threshold(cls, value: Any) -> Any:
+        """The gate's own message for a bad threshold, and one spelling of a good one."""
+        if not isinstance(value, str):
+            return value
+        try:
+            t = parse_threshold(value)
+        except InputError as exc:
+            raise ValueError(exc.message) from None
+        return str(int(t.value)) if t.kind == "count" and t.spelled != "any" else t.spelled
 
     @field_validator("harnesses")
     @classmethod

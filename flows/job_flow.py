@@ -26,13 +26,15 @@ from pathlib import Path
 from prefect import flow, get_run_logger, tags
 from pydantic import ValidationError
 
-from flows.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude, ForceNew,
-                              Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb, Model, NTasks, Order,
-                              OrderSeed, Registry, RerunInvalid, ShardReruns, Shards, TimeoutMultiplier,
-                              in_parameter_terms)
+from flows.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
+                              FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
+                              Model, NTasks, Order, OrderSeed, Registry, RerunInvalid, ShardReruns, Shards,
+                              TimeoutMultiplier, in_parameter_terms)
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
+from tasks_lib.report.invalid_gate import parse_threshold
 from flows.job_plan import JobPlan, lock_job, plan, upstream_for
 from flows.job_result import JobResult, job_record, result_of
+from flows.job_verdict import announce, final_state, verdict_of
 from flows.cli.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
 from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
@@ -96,13 +98,14 @@ def _job_flow(
     shard_reruns: ShardReruns = 2,
     order: Order = "expected",
     order_seed: OrderSeed = None,
+    fail_on_invalid: FailOnInvalid = None,
 ) -> JobResult:
     """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
     ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
 
     Bad input (a missing dataset, a job of that name with another identity, no Docker engine)
     ends the run Failed with a one-line message, before anything is written or any container
-    starts.
+    starts. A finished job's run says whether every trial scored (``flows/job_verdict.py``).
     """
     params = dict(locals())
     logger = get_run_logger()
@@ -124,9 +127,13 @@ def _job_flow(
     except DockerUnavailableError as exc:
         return refused(logger, exc, f"docker: {exc}")
     try:
-        return _run_job(p, logger)
+        result = _run_job(p, logger)
     finally:
         lock.release()
+    verdict = verdict_of(result, parse_threshold(config.fail_on_invalid) if config.fail_on_invalid else None)
+    announce(verdict, logger)
+    (logger.info if verdict.all_scored else logger.warning)("job %s: %s", result.job_name, verdict.summary())
+    return final_state(result, verdict)  # type: ignore[return-value]  # Prefect hands callers its data
 
 
 _job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()

@@ -86,12 +86,13 @@ class JobPlan(BaseModel):
 
 
 def _suffix() -> str:
-    """Four random hex digits: runs started in the same second get different job dirs."""
-    return secrets.token_hex(2)
+    """Six random hex digits: runs started in the same second get different job dirs (four made
+    two of 50 names alike about one time in 50)."""
+    return secrets.token_hex(3)
 
 
 def default_job_name() -> str:
-    """A readable timestamp to the second plus a random suffix, e.g. ``2026-11-30__14-05-09-3fa2``."""
+    """A readable timestamp to the second plus a random suffix, e.g. ``2026-11-30__14-05-09-3fa2c1``."""
     return f"{datetime.now():%Y-%m-%d__%H-%M-%S}-{_suffix()}"
 
 

@@ -44,7 +44,7 @@ from prefect import tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
-from prefect.states import Completed, State
+from prefect.states import Completed, Failed, State
 from prefect.transactions import CommitMode, transaction
 
 from tasks_lib.trial.harness_api import PreparedHarness
@@ -274,16 +274,19 @@ def ran_on() -> RanOn:
 
 
 def verdict_state(record: TrialRecord) -> State:
-    """The trial task's final state: ``Completed`` for a scored trial, ``Completed`` named
-    ``Invalid`` for an invalid one, with the verdict as the state message, so the UI tells them
-    apart at a glance. The message is one line (the UI shows it as one); the record keeps the
-    reason's line breaks. Either way the data is the record (what ``future.result()`` returns);
-    an invalid trial is a result of the job, not a failure of the task.
+    """The trial task's final state: ``Completed`` for a scored trial, and for an invalid one a red
+    ``Failed`` named ``Invalid`` (a filter on that name lists them; a green Completed one was
+    invisible among the scored: issue 19), with the verdict as the state message. The message is
+    one line (the UI shows it as one); the record keeps the reason's line breaks. Either way the
+    data is the record (what ``future.result(raise_on_failure=False)`` returns), and an invalid
+    trial is never retried by Prefect (``_retry_environment_only`` retries only the
+    ``EnvironmentRetry`` a retryable environment failure raises before any record exists); the
+    job's own verdict is the job run's state (``flows/job_verdict.py``).
     """
     v = record.validity
     if v.status == "scored":
         return Completed(data=record, message=f"scored {v.reward:g}")
-    return Completed(data=record, name="Invalid", message=one_line(f"invalid: {v.kind}: {v.reason or ''}", 1000))
+    return Failed(data=record, name="Invalid", message=one_line(f"invalid: {v.kind}: {v.reason or ''}", 1000))
 
 
 #: seconds before an environment failure's retry (± jitter). One number, not a backoff list: the

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_default_names_are_readable_and_differ_within_a_second():
     names = {default_job_name() for _ in range(50)}
     assert len(names) == 50
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d__\d\d-\d\d-\d\d-[0-9a-f]{4}", n) for n in names), names
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d__\d\d-\d\d-\d\d-[0-9a-f]{6}", n) for n in names), names
 
 
 @pytest.mark.docker

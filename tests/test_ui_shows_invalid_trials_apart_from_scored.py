@@ -1,4 +1,6 @@
-"""Issue 10: in the Prefect UI an invalid trial was a green `Completed` task like a scored one,
+"""Issue 10: in the Prefect UI an invalid trial was a green `Completed` task like a scored one
+(issue 19: still green, only renamed `Invalid`, and the job run a green `Completed` like an
+all-scored one),
 stage runs were named `run-agent-884`, the report artifacts hung on a `report` child run (the
 job's Artifacts tab was empty), there was no progress artifact and no tags. This runs a real job
 flow (one scored, one invalid trial) and reads what the Prefect API shows for it."""
@@ -25,6 +27,7 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
     cfg = JobConfig(dataset=str(ds), jobs_dir=str(tmp_path / "jobs"), job_name="UI_Job", concurrency=2)
     state = job_flow(**cfg.flow_parameters(), return_state=True)
     assert state.is_completed(), state
+    assert (state.name, state.message) == ("Not all scored", "2 trials: 1 scored, 1 invalid"), state
     run_id = state.state_details.flow_run_id
 
     with get_client(sync_client=True) as client:
@@ -41,7 +44,7 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
     good, bad = by_name["good.oracle.1"], by_name["noreward.oracle.1"]
     assert (good.state.type.value, good.state.name) == ("COMPLETED", "Completed")
     assert good.state.message == "scored 1"
-    assert (bad.state.type.value, bad.state.name) == ("COMPLETED", "Invalid")
+    assert (bad.state.type.value, bad.state.name) == ("FAILED", "Invalid")  # red, and a filter on the name
     assert bad.state.message.startswith("invalid: verifier: "), bad.state.message
     for stage in ("prepare-harness", "build-image", "run-agent", "kill-process-groups", "run-verifier", "classify"):
         assert f"good.oracle.1 · {stage}" in by_name, sorted(by_name)

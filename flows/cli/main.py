@@ -20,6 +20,7 @@ import typer
 from flows.cli.cli_options import optional_value_command
 from flows.cli.datasets_cli import REGISTRY_HELP, UNPINNED_HELP
 from flows.embedded_prefect import configure_embedded_prefect
+from tasks_lib.report.invalid_gate import looks_like_threshold
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -29,7 +30,8 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "include": "--include", "exclude": "--exclude", "n_tasks": "--n-tasks", "jobs_dir": "--jobs-dir",
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
-         "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build"}
+         "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build",
+         "fail_on_invalid": "--fail-on-invalid"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 #: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
 EXIT_TBFLOW_ERROR = 3
@@ -68,7 +70,7 @@ def _config(**kw):
         fail(_FLAG.get(field, field), msg)
 
 
-@app.command()
+@app.command(cls=optional_value_command("--fail-on-invalid", "any", looks_like_threshold))
 def run(
     dataset: str = typer.Argument(..., help="A task directory, a directory of task directories, or a dataset by "
                                             "name: NAME@VERSION (registry), ORG/NAME@REF (package)."),
@@ -106,6 +108,11 @@ def run(
                                         "each log dir at 4 times that (noted in the record and the report)."),
     order: str = typer.Option("expected", "--order", metavar="expected|name|random", help=ORDER_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
+    fail_on_invalid: Optional[str] = typer.Option(
+        None, "--fail-on-invalid", metavar="[=N|=P%]",
+        help="Exit 1 when trials are invalid, ended by a tbflow error or left without a record: bare (any), more "
+             "than N, or more than P percent (as `tbflow report --fail-on-invalid`); the job's Prefect run ends "
+             "Failed, named 'Not all scored'."),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid.
 
@@ -117,7 +124,7 @@ def run(
                      harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
-                     max_log_mb=max_log_mb, order=order, order_seed=seed))
+                     max_log_mb=max_log_mb, order=order, order_seed=seed, fail_on_invalid=fail_on_invalid))
 
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))
@@ -196,6 +203,7 @@ def _run_job(config) -> None:
 
     from flows.cli.handoff import adopt_environment
     from flows.embedded_prefect import no_heartbeats_on
+    from flows.job_verdict import InvalidTrialsGate
 
     lock = None
     with StopHandlers() as stop:
@@ -242,9 +250,12 @@ def _run_job(config) -> None:
 
         listener = RichProgress(on_job_dir=job_dir_in_use)
         progress.set_listener(listener)
+        gate = None
         try:
             with no_heartbeats_on(server):
                 result = job_flow(**config.flow_parameters())
+        except InvalidTrialsGate as exc:  # --fail-on-invalid tripped: the job ran; show it, then exit 1
+            result, gate = exc.result, str(exc)
         except InputError as exc:
             fail(exc.where, exc.message)
         except DockerUnavailableError as exc:
@@ -267,6 +278,8 @@ def _run_job(config) -> None:
     print_results(result)
     if any(r.validity.status == "error" for r in result.records):
         raise typer.Exit(EXIT_TBFLOW_ERROR)
+    if gate is not None:
+        _gate_exit(result, config.fail_on_invalid)
 
 
 def _all_recorded(planned) -> bool:
@@ -309,7 +322,22 @@ def _finish_recorded(planned) -> None:
 
     typer.echo(f"tbflow: job {planned.job_dir}: all {len(planned.specs)} trials already recorded", err=True)
     write_reports(planned.job_dir)
-    print_results(result_of(planned, job_record(planned), []))
+    result = result_of(planned, job_record(planned), [])
+    print_results(result)
+    _gate_exit(result, planned.config.fail_on_invalid)
+
+
+def _gate_exit(result, fail_on_invalid: str | None) -> None:
+    """``--fail-on-invalid``: exit 1 with the gate's message when it trips (the job is recorded)."""
+    if not fail_on_invalid:
+        return
+    from flows.job_verdict import verdict_of
+    from tasks_lib.report.invalid_gate import FLAG, parse_threshold
+
+    verdict = verdict_of(result, parse_threshold(fail_on_invalid), flag=FLAG)
+    if verdict.tripped:
+        typer.echo(f"tbflow: {verdict.summary()}; {verdict.gate}", err=True)
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -70,14 +70,22 @@ def parse_threshold(text: str) -> Threshold:
     return Threshold("count", int(number), m.group(1))
 
 
-def check(threshold: Threshold, invalid: int, total: int, errors: int = 0) -> GateResult:
-    """Apply the gate to ``invalid`` + ``errors`` unjudged trials of ``total`` recorded ones."""
+def check(threshold: Threshold, invalid: int, total: int, errors: int = 0, unrecorded: int = 0,
+          flag: str = FLAG) -> GateResult:
+    """Apply the gate to ``invalid`` + ``errors`` unjudged trials of ``total`` recorded ones, and
+    to ``unrecorded`` planned trials that ended without a record (a job run that finished with
+    some is not a clean one either; they count in the denominator too). ``flag`` is how the gate
+    is named in the message (a deployment's user set the parameter ``fail_on_invalid``)."""
     if total == 0:
-        return GateResult(True, f"no trial was recorded, so nothing was judged ({threshold.flag} fails an empty job)")
+        return GateResult(True, f"no trial was recorded, so nothing was judged "
+                                f"({threshold.flag.replace(FLAG, flag)} fails an empty job)")
     counted = f"{invalid} invalid trial{'s' if invalid != 1 else ''}"
     if errors:
         counted += f" + {errors} tbflow error{'s' if errors != 1 else ''}"
-    invalid += errors
+    if unrecorded:
+        counted += f" + {unrecorded} without a record"
+    invalid += errors + unrecorded
+    total += unrecorded
     share = 100.0 * invalid / total
     counted += f" of {total} ({share:.1f}%)"
     if threshold.kind == "count":
@@ -87,5 +95,5 @@ def check(threshold: Threshold, invalid: int, total: int, errors: int = 0) -> Ga
     one = invalid == 1
     verdict = ("exceeds" if one else "exceed") if tripped else ("is within" if one else "are within")
     if threshold.spelled == "any":
-        return GateResult(tripped, f"{counted} {verdict} {FLAG} (any invalid trial fails)")
-    return GateResult(tripped, f"{counted} {verdict} {threshold.flag}")
+        return GateResult(tripped, f"{counted} {verdict} {flag} (any invalid trial fails)")
+    return GateResult(tripped, f"{counted} {verdict} {threshold.flag.replace(FLAG, flag)}")
