@@ -114,7 +114,7 @@ def _job_flow(
     except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
         err = exc.errors()[0]
         bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))
-        return refused(logger, bad, in_parameter_terms(f"{bad.where}: {bad.message}"))
+        return refused(logger, bad, in_parameter_terms(f"parameter {bad.where}: {bad.message}"))
     new_job_id = uuid.uuid4().hex[:12]
     try:
         p = plan(config, new_job_id)
@@ -137,7 +137,11 @@ def _job_flow(
 
 
 _job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()
-job_flow = flow(name="tbflow-job", log_prints=False, on_cancellation=[_cleanup_hook],
+#: ``validate_parameters=False``: the flow validates its parameters itself (``JobConfig`` above, the
+#: same annotated types), so a value the server did not check (the UI form with "Validate
+#: parameters" off, concurrency 0) ends ``Refused`` with one line naming the parameter, not a
+#: multi-line ``Failed`` from Prefect's own check before the flow starts (issue 19).
+job_flow = flow(name="tbflow-job", log_prints=False, validate_parameters=False, on_cancellation=[_cleanup_hook],
                 on_crashed=[_cleanup_hook])(_job_flow)
 
 

@@ -30,3 +30,13 @@ def test_a_refused_flow_run_names_the_parameter(tmp_path):
     assert state.message.startswith("parameter model: "), state.message
     assert "--" not in state.message, state.message
     assert not (tmp_path / "jobs").exists()
+
+
+@pytest.mark.usefixtures("prefect_local")
+def test_a_value_the_server_did_not_check_is_one_refused_line(tmp_path):
+    """The UI form with "Validate parameters" off let ``concurrency=0`` through to a multi-line
+    ``Failed`` (Prefect's own parameter check, before the flow started)."""
+    state = job_flow(dataset="examples/tasks", concurrency=0, jobs_dir=str(tmp_path / "jobs"), return_state=True)
+    assert (state.type.value, state.name) == ("FAILED", "Refused"), state
+    assert state.message == "parameter concurrency: Input should be greater than or equal to 1", state.message
+    assert not (tmp_path / "jobs").exists()
