@@ -24,13 +24,17 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flows.model_keys import KeySecrets, check_key_variables
 from harnesses.plugins import DECLARED_PATTERN, IMPORT_PATTERN
 from harnesses.registry import available_names, resolve_harness
 from tasks_lib.errors import InputError
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
 
 JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-
+#: a jobs dir with credentials in a URL (``s3://KEY:SECRET@bucket``): refused by the server against the
+#: schema, before a run (and its parameters) is stored. Only in the JSON schema: pydantic's regex engine
+#: has no look-ahead; the run refuses the same URLs itself (``tasks_lib/job/remote_store.check_store``).
+NO_CREDENTIALS_PATTERN = r"^(?!.*://[^/]*@)"
 
 
 class HarnessNameSchema:
@@ -66,7 +70,8 @@ NTasks = Annotated[Optional[int], Field(ge=1, description="Run only the first N 
 JobsDir = Annotated[str, Field(min_length=1, description=(
     "Where job directories are written; a relative path is taken from the working directory of the run. "
     "Or a store URL every worker reaches (s3://BUCKET/PREFIX): each worker works in a local copy and uploads "
-    "records, logs and reports; credentials come from the worker's environment, never the URL."))]
+    "records, logs and reports; credentials come from the worker's environment, never the URL."),
+    json_schema_extra={"pattern": NO_CREDENTIALS_PATTERN})]
 JobName = Annotated[Optional[str], Field(pattern=JOB_NAME_PATTERN, description=(
     "Job directory name: letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit. "
     "An existing job of this name is continued. Default: a timestamp plus a random suffix."))]
@@ -128,6 +133,12 @@ class JobConfig(BaseModel):
     shard_reruns: ShardReruns = 2
     order: Order = "expected"
     order_seed: OrderSeed = None
+    key_secrets: KeySecrets = Field(default_factory=dict)
+
+    @field_validator("key_secrets")
+    @classmethod
+    def _model_keys_only(cls, key_secrets: dict[str, str]) -> dict[str, str]:
+        return check_key_variables(key_secrets)
 
     @field_validator("harnesses")
     @classmethod
