@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flows.model_keys import KeySecrets, check_key_variables
 from harnesses.plugins import DECLARED_PATTERN, IMPORT_PATTERN
 from harnesses.registry import available_names, resolve_harness
 from tasks_lib.errors import InputError
@@ -31,7 +32,10 @@ from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
 from tasks_lib.report.invalid_gate import parse_threshold
 
 JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-
+#: a jobs dir with credentials in a URL (``s3://KEY:SECRET@bucket``): refused by the server against the
+#: schema, before a run (and its parameters) is stored. Only in the JSON schema: pydantic's regex engine
+#: has no look-ahead; the run refuses the same URLs itself (``tasks_lib/job/remote_store.check_store``).
+NO_CREDENTIALS_PATTERN = r"^(?!.*://[^/]*@)"
 
 
 class HarnessNameSchema:
@@ -67,7 +71,8 @@ NTasks = Annotated[Optional[int], Field(ge=1, description="Run only the first N 
 JobsDir = Annotated[str, Field(min_length=1, description=(
     "Where job directories are written; a relative path is taken from the working directory of the run. "
     "Or a store URL every worker reaches (s3://BUCKET/PREFIX): each worker works in a local copy and uploads "
-    "records, logs and reports; credentials come from the worker's environment, never the URL."))]
+    "records, logs and reports; credentials come from the worker's environment, never the URL."),
+    json_schema_extra={"pattern": NO_CREDENTIALS_PATTERN})]
 JobName = Annotated[Optional[str], Field(pattern=JOB_NAME_PATTERN, description=(
     "Job directory name: letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit. "
     "An existing job of this name is continued. Default: a timestamp plus a random suffix."))]
@@ -135,6 +140,7 @@ class JobConfig(BaseModel):
     order: Order = "expected"
     order_seed: OrderSeed = None
     fail_on_invalid: FailOnInvalid = None
+    key_secrets: KeySecrets = Field(default_factory=dict)
 
     @field_validator("fail_on_invalid", mode="before")
     @classmethod
@@ -147,6 +153,11 @@ class JobConfig(BaseModel):
         except InputError as exc:
             raise ValueError(exc.message) from None
         return str(int(t.value)) if t.kind == "count" and t.spelled != "any" else t.spelled
+
+    @field_validator("key_secrets")
+    @classmethod
+    def _model_keys_only(cls, key_secrets: dict[str, str]) -> dict[str, str]:
+        return check_key_variables(key_secrets)
 
     @field_validator("harnesses")
     @classmethod

@@ -30,6 +30,7 @@ from flows.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Datas
                               FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
                               Model, NTasks, Order, OrderSeed, Registry, RerunInvalid, ShardReruns, Shards,
                               TimeoutMultiplier, in_parameter_terms)
+from flows.model_keys import KeySecrets
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
 from tasks_lib.report.invalid_gate import parse_threshold
 from flows.job_plan import JobPlan, lock_job, plan, upstream_for
@@ -99,6 +100,7 @@ def _job_flow(
     order: Order = "expected",
     order_seed: OrderSeed = None,
     fail_on_invalid: FailOnInvalid = None,
+    key_secrets: KeySecrets = {},  # noqa: B006 - never mutated
 ) -> JobResult:
     """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
     ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
@@ -169,7 +171,7 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     model_apis = p.model_wire_apis()
     try:
         if model_apis and todo and not p.config.shards:
-            start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
+            start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis, p.config.key_secrets))
             record.harness_provenance = _bundle_provenance(p, logger)
             store.write_job(record)
         with tags(*[t for t in tags_ if not t.startswith("harness:")]):  # a trial is tagged with its own

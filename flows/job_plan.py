@@ -12,10 +12,12 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 from pathlib import Path
+from typing import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
 from flows.job_config import JobConfig
+from flows.model_keys import environment_with_keys
 from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.dataset.names import parse_dataset
@@ -164,9 +166,10 @@ def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, J
     raise InputError("--job-name", "could not find a free job name")  # 20 collisions in a row
 
 
-def upstream_for(wire_apis: list[str]) -> UpstreamConfig:
-    """The gateway's upstream config from the environment, checked to serve every ``wire_apis``."""
-    upstream = UpstreamConfig.from_env()
+def upstream_for(wire_apis: list[str], key_secrets: Mapping[str, str] | None = None) -> UpstreamConfig:
+    """The gateway's upstream config from the environment, with the keys of the Secret blocks
+    ``key_secrets`` names over it (flows/model_keys.py), checked to serve every ``wire_apis``."""
+    upstream = UpstreamConfig.from_env(environment_with_keys(key_secrets or {}))
     for api in wire_apis:
         upstream.require(api)
     return upstream
@@ -194,7 +197,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if model_harnesses:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
-        upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}))
+        upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}), config.key_secrets)
     store_url = config.jobs_dir if is_url(config.jobs_dir) else None
     if store_url is not None:  # the job lives in a store; it is worked on in a local copy (remote_store.py)
         check_store(store_url)

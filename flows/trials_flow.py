@@ -93,7 +93,7 @@ def trials_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1
     skipped: set[str] = set()
     try:
         if model_apis and todo:
-            start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis))
+            start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis, p.config.key_secrets))
         with tags(*[t for t in job_tags(p) if not t.startswith("harness:")]):  # a trial is tagged with its own
             unfinished = run_trials(todo, p, listener,
                                     cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN),
