@@ -38,6 +38,6 @@ def test_an_import_path_the_run_cannot_resolve_is_refused_before_any_container(t
     state = job_flow(dataset="examples/tasks", harnesses=["no_such_module_xyz:Agent"], jobs_dir=str(tmp_path / "jobs"),
                      return_state=True)
     assert state.name == "Refused", state
-    assert state.message.startswith("harnesses: cannot use harness 'no_such_module_xyz:Agent'")
+    assert state.message.startswith("parameter harnesses: cannot use harness 'no_such_module_xyz:Agent'")
     assert "\n" not in state.message and "ModuleNotFoundError" in state.message
     assert not (tmp_path / "jobs").exists()

@@ -48,7 +48,7 @@ def test_a_refused_flow_run_names_the_parameter_for_another_variable(tmp_path):
     state = job_flow(dataset="examples/tasks", jobs_dir=str(tmp_path / "jobs"), key_secrets={"HOME": "home"},
                      return_state=True)
     assert state.name == "Refused", state
-    assert state.message.startswith("key_secrets: 'HOME': not a model key variable"), state.message
+    assert state.message.startswith("parameter key_secrets: 'HOME': not a model key variable"), state.message
     assert not (tmp_path / "jobs").exists()
 
 
