@@ -8,8 +8,10 @@ tasks × oracle × 6 attempts (24 trials), images built before timing.
 
 Usage: PREFECT_HOME=$(mktemp -d) .venv/bin/python bench/shards.py [--concurrency 2] [--attempts 6]
 Prints one JSON line per configuration (wall time of the job run, trials recorded, per-worker
-trial counts). Note: both "machines" share this host's 2 cores and one Docker engine, so the
-speed-up measured here is a floor of what separate machines give.
+trial counts, and each shard's pickup latency: from its flow run's creation by the coordinator
+to a worker taking it (its first ``Pending`` state), then to its flow starting (``Running``)).
+Note: both "machines" share this host's 2 cores and one Docker engine, so the speed-up
+measured here is a floor of what separate machines give.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from prefect_stack import Api, clean_env, free_port, start_session, stop_session  # noqa: E402
+from prefect_stack import Api, clean_env, free_port, send, start_session, stop_session  # noqa: E402
 
 VENV = ROOT / ".venv" / "bin"
 COORDINATOR = """
@@ -44,13 +46,33 @@ def sh(cmd: str, env: dict) -> None:
     subprocess.run(["bash", "-c", cmd], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
 
 
+def _ts(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def pickup(api: Api, run: dict) -> dict:
+    """Seconds from the shard run's creation to a worker's first Pending, and on to Running."""
+    states = send("GET", f"{api.url}/flow_run_states/", params={"flow_run_id": run["id"]}).json()
+    first = {}
+    for st in sorted(states, key=lambda x: x["timestamp"]):
+        first.setdefault(st["type"], _ts(st["timestamp"]))
+    created = _ts(run["created"])
+    out = {"to_worker": round(first["PENDING"] - created, 2) if "PENDING" in first else None}
+    if "PENDING" in first and "RUNNING" in first:
+        out["to_running"] = round(first["RUNNING"] - first["PENDING"], 2)
+    return out
+
+
 def run(workers: int, args, tmp: Path, env: dict, api: Api) -> dict:
     procs = []
     for i in range(workers):
         wd = tmp / f"w{workers}-{i}"
         wd.mkdir()
         procs.append(start_session([str(VENV / "prefect"), "worker", "start", "--pool", "tbflow", "--work-queue",
-                                    "trials", "--limit", "1", "--name", f"bench-{workers}-{i}"], env, wd,
+                                    "trials", "--limit", "1", "--name", f"bench-{workers}-{i}"],
+                                   dict(env, PREFECT_FLOWS_HEARTBEAT_FREQUENCY="30"), wd,
                                    wd / "worker.log"))
     try:
         time.sleep(5)  # workers polling
@@ -66,7 +88,8 @@ def run(workers: int, args, tmp: Path, env: dict, api: Api) -> dict:
         shard_runs = [r for r in api.flow_runs() if r["name"].startswith(f"{name} shard")]
         return {"workers": workers, "concurrency_per_worker": args.concurrency, "trials": len(records),
                 "wall_sec": float(parts[1]), "state": parts[3], "unfinished": int(parts[5]),
-                "shards": {r["name"]: len(r["parameters"]["trial_ids"]) for r in shard_runs}}
+                "shards": {r["name"]: len(r["parameters"]["trial_ids"]) for r in shard_runs},
+                "pickup_sec": {r["name"]: pickup(api, r) for r in shard_runs}}
     finally:
         for p in procs:
             stop_session(p, grace=10)
