@@ -11,7 +11,6 @@ concurrency limit; the second night's ``nightly-trend`` artifact covers both nig
 
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
