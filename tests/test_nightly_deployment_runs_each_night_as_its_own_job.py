@@ -6,7 +6,8 @@ as documented, runs the ``nightly`` deployment for two scheduled nights (flow ru
 their scheduled times, as the scheduler would) and checks: each night got its own job, named from
 its *scheduled* start; a run due while a night still runs is cancelled by the deployment's
 concurrency limit; the second night's ``nightly-trend`` artifact covers both nights and its
-``nightly-diff`` compares it with the first.
+``nightly-diff`` compares it with the first; the ``nightly-retention`` deployment then removes the
+older night and keeps the newest.
 """
 
 import subprocess
@@ -87,6 +88,15 @@ def test_nightly_runs_get_their_own_job_not_last_nights(docker_ready, tmp_path):
         assert "nightly-2026-12-01-report" in arts
         first_arts = {a["key"] for a in api.artifacts(first) if a["key"]}
         assert {"nightly-trend", "nightly-diff"} <= first_arts  # the same keys every night: a history
+
+        r = send("GET", f"{api.url}/deployments/name/tbflow-retention/nightly-retention")
+        r.raise_for_status()
+        body = {"parameters": {"jobs_dir": str(jobs), "keep_jobs": 1}}
+        gc = _wait_state(api, api.post(f"/deployments/{r.json()['id']}/create_flow_run", body)["id"], FINAL)
+        assert gc["state"]["type"] == "COMPLETED", gc["state"]
+        assert sorted(p.name for p in jobs.iterdir()) == ["nightly-2026-12-01"]  # the newest kept
+        (listed,) = [a["data"] for a in api.artifacts(gc["id"]) if a["key"] == "nightly-retention"]
+        assert f"removed job {jobs / 'nightly-2026-11-30'}" in listed and "kept 1" in listed, listed
     finally:
         for proc in reversed(procs):
             stop_session(proc, grace=10)

@@ -114,7 +114,8 @@ def render_trend(trend: Trend) -> str:
     for row in trend.nights:
         by = {h.harness: h for h in row.harnesses}
         cells = " | ".join(cell(by.get(h)) for h in trend.harnesses)
-        lines.append(f"| {row.night:%Y-%m-%d %H:%M} | {code(row.job_name)} | {cells} |")
+        when = f"{row.night:%Y-%m-%d}" if "{datetime}" not in trend.template else f"{row.night:%Y-%m-%d %H:%M}"
+        lines.append(f"| {when} | {code(row.job_name)} | {cells} |")
     if trend.unreadable:
         lines += ["", "Left out (no results.json: the job never reached its report): "
                   + ", ".join(code(n) for n in trend.unreadable)]
