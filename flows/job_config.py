@@ -28,10 +28,10 @@ from flows.model_keys import KeySecrets, check_key_variables
 from harnesses.plugins import DECLARED_PATTERN, IMPORT_PATTERN
 from harnesses.registry import available_names, resolve_harness
 from tasks_lib.errors import InputError
+from tasks_lib.job.job_name_template import TEMPLATE_PATTERN, render_job_name
 from tasks_lib.job.records import DEFAULT_MAX_LOG_MB, OrderMode
 from tasks_lib.report.invalid_gate import parse_threshold
 
-JOB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 #: a jobs dir with credentials in a URL (``s3://KEY:SECRET@bucket``): refused by the server against the
 #: schema, before a run (and its parameters) is stored. Only in the JSON schema: pydantic's regex engine
 #: has no look-ahead; the run refuses the same URLs itself (``tasks_lib/job/remote_store.check_store``).
@@ -73,9 +73,11 @@ JobsDir = Annotated[str, Field(min_length=1, description=(
     "Or a store URL every worker reaches (s3://BUCKET/PREFIX): each worker works in a local copy and uploads "
     "records, logs and reports; credentials come from the worker's environment, never the URL."),
     json_schema_extra={"pattern": NO_CREDENTIALS_PATTERN})]
-JobName = Annotated[Optional[str], Field(pattern=JOB_NAME_PATTERN, description=(
+JobName = Annotated[Optional[str], Field(pattern=TEMPLATE_PATTERN, description=(
     "Job directory name: letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit. "
-    "An existing job of this name is continued. Default: a timestamp plus a random suffix."))]
+    "An existing job of this name is continued. A template renders the run's scheduled start (UTC): "
+    "{date} (2026-12-01) and {datetime} (2026-12-01T0300Z), e.g. nightly-{date} gives each night its own "
+    "job. Default: a timestamp plus a random suffix."))]
 TimeoutMultiplier = Annotated[float, Field(gt=0, le=100, description="Multiplies every task's agent and verifier "
                                                                       "timeout.")]
 EnvRetries = Annotated[int, Field(ge=0, le=10, description="Retries of a trial after an environment failure (build, "
@@ -174,6 +176,18 @@ class JobConfig(BaseModel):
                                  if keys[key] != ref else "a harness is listed twice")
             keys[key] = ref
         return names
+
+    @field_validator("job_name")
+    @classmethod
+    def _rendered(cls, name: Optional[str]) -> Optional[str]:
+        """A template that reaches the config unrendered (``tbflow run --job-name 'nightly-{date}'``, a
+        Python caller) is rendered from now; the job flow renders it from its scheduled start first."""
+        from datetime import datetime, timezone
+
+        try:
+            return render_job_name(name, datetime.now(timezone.utc))
+        except InputError as exc:
+            raise ValueError(exc.message) from None
 
     @classmethod
     def args_docstring(cls) -> str:

@@ -40,6 +40,7 @@ from flows.cli.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
 from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
 from flows.job_shards import run_shards
+from flows.nightly import hook_job_name, publish_nightly_views, scheduled_job_name
 from flows.trial_runner import run_trials
 from tasks_lib.trial import interrupts
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
@@ -66,10 +67,10 @@ def _cleanup_hook(flow, flow_run, state) -> None:
         pass
     try:
         params = flow_run.parameters
-        if params.get("job_name"):
+        if name := hook_job_name(flow_run):
             jobs_dir = params.get("jobs_dir") or "jobs"
             root = working_root(jobs_dir) if is_url(jobs_dir) else Path(jobs_dir)  # no store access here
-            job = JobStore(root / params["job_name"]).read_job()
+            job = JobStore(root / name).read_job()
             remove_job_containers(job.job_id)
             stop_job_gateway(job.job_id)
     except Exception:  # noqa: BLE001 - the next run of the job cleans up by label
@@ -112,7 +113,10 @@ def _job_flow(
     params = dict(locals())
     logger = get_run_logger()
     try:
+        params["job_name"] = scheduled_job_name(job_name)  # a template: from this run's scheduled start
         config = JobConfig.model_validate(params)
+    except InputError as exc:
+        return refused(logger, exc, f"{exc.where}: {exc.message}")
     except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
         err = exc.errors()[0]
         bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))
@@ -130,6 +134,7 @@ def _job_flow(
         return refused(logger, exc, f"docker: {exc}")
     try:
         result = _run_job(p, logger)
+        publish_nightly_views(job_name, p.job_dir, logger)  # a templated job: its trend and last-night diff
     finally:
         lock.release()
     verdict = verdict_of(result, parse_threshold(config.fail_on_invalid) if config.fail_on_invalid else None)

@@ -26,10 +26,17 @@ def free_port() -> int:
 
 
 def clean_env(prefect_home: Path, **extra: str) -> dict[str, str]:
-    """The environment of a new user: no PREFECT_* setting of the test session, a fresh home."""
+    """The environment of a new user: no PREFECT_* setting of the test session, a fresh home.
+
+    One setting a new user would not have: the server's scheduler is off. deployments/prefect.yaml
+    ships active schedules (the nightly recipe), and a scheduler would create their Scheduled runs
+    within a minute of ``prefect deploy``: extra flow runs in every count, and a run a worker
+    could start if a test crossed a scheduled minute. Tests create the runs they mean to.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") and k != "VIRTUAL_ENV"}
     env["PATH"] = ":".join(p for p in env.get("PATH", "").split(":") if not p.startswith(str(ROOT / ".venv")))
     env["PREFECT_HOME"] = str(prefect_home)
+    env["PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED"] = "false"
     env.update(extra)
     return env
 

@@ -1,6 +1,6 @@
 """Following deployments/prefect.yaml's own commands crashed the run (`FileNotFoundError: ''`:
 its pull step needed an undocumented TBFLOW_REPO). This runs exactly the documented lines, as a
-new user would (fresh PREFECT_HOME, no PREFECT_* settings), against a real server and worker on
+new user would (fresh PREFECT_HOME, no PREFECT_* settings but the server's scheduler off: prefect_stack.clean_env), against a real server and worker on
 127.0.0.1 (another free port), and checks the run completed with its results where the log says
 they are, and the parameter checks of issue 10 (server-side schema, one-line refusals)."""
 

@@ -66,7 +66,8 @@ def _config(**kw):
         if err["type"] == "literal_error":
             msg = f"unknown value {err['input']!r}: {msg}"
         elif err["type"] == "string_pattern_mismatch" and field == "job_name":
-            msg = f"{err['input']!r}: use letters, digits, '.', '_' or '-' (max 128), starting with a letter or digit"
+            msg = (f"{err['input']!r}: use letters, digits, '.', '_' or '-' (max 128), starting with a letter or "
+                   "digit, and the template fields {date} and {datetime}")
         fail(_FLAG.get(field, field), msg)
 
 
@@ -96,7 +97,9 @@ def run(
     job_name: Optional[str] = typer.Option(None, "--job-name",
                                            help="Job directory name (default: a timestamp plus a random suffix). "
                                                 "An existing job with this name is continued: recorded trials "
-                                                "are kept; while another run holds the job it is refused (exit 2)."),
+                                                "are kept; while another run holds the job it is refused (exit 2). "
+                                                "{date} and {datetime} render the current UTC time "
+                                                "(nightly-{date}: one job a day)."),
     timeout_multiplier: float = typer.Option(1.0, "--timeout-multiplier", min=0.01, max=100,
                                              help="Multiply every agent and verifier timeout (recorded in the job)."),
     env_retries: int = typer.Option(2, "--env-retries", min=0, max=10,
@@ -347,12 +350,30 @@ def gc(
         "Only jobs under this directory, or under this store URL (s3://BUCKET/PREFIX: this machine's working "
         "copies of its jobs). Default: every job.")),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
+    keep_jobs: Optional[int] = typer.Option(None, "--keep-jobs", min=0, help=(
+        "Also remove finished job directories under --jobs-dir that match --match, all but the newest N "
+        "(never an unfinished job, never one a live run holds).")),
+    older_than: Optional[str] = typer.Option(None, "--older-than", metavar="AGE", help=(
+        "Also remove finished matching job directories that ended more than AGE ago (14d, 36h, 90m); "
+        "with --keep-jobs, only those both limits remove.")),
+    match: str = typer.Option("*", "--match", metavar="GLOB", help="Job directory names --keep-jobs and "
+                                                                   "--older-than apply to (e.g. 'nightly-*')."),
 ) -> None:
-    """Remove trial containers left by crashed runs of every job on this Docker engine; never those of a running job."""
+    """Remove trial containers left by crashed runs of every job on this Docker engine; never those of a running job.
+
+    With --keep-jobs or --older-than, first remove old finished job directories (docs/deployments.md).
+    """
     from tasks_lib.container.docker_client import preflight
-    from tasks_lib.errors import DockerUnavailableError
+    from tasks_lib.errors import DockerUnavailableError, InputError
     from tasks_lib.job.job_orphans import collect_garbage
 
+    if keep_jobs is not None or older_than is not None:
+        from flows.cli.retention_cli import apply_retention
+
+        try:
+            apply_retention(jobs_dir, match, keep_jobs, older_than, dry_run, typer.echo)
+        except InputError as exc:
+            fail(exc.where, exc.message)
     try:
         preflight()
     except DockerUnavailableError as exc:
