@@ -139,7 +139,7 @@ def _job_flow(
         lock.release()
     verdict = verdict_of(result, parse_threshold(config.fail_on_invalid) if config.fail_on_invalid else None)
     announce(verdict, logger)
-    (logger.info if verdict.all_scored else logger.warning)("job %s: %s", result.job_name, verdict.summary())
+    logger.info("job %s: %s", result.job_name, verdict.summary())  # the run's state says it too
     return final_state(result, verdict)  # type: ignore[return-value]  # Prefect hands callers its data
 
 

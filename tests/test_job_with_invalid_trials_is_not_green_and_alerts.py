@@ -84,6 +84,8 @@ def test_invalid_trial_fails_the_gated_run_and_calls_the_webhook_all_scored_does
         assert ("tbflow: 2 trials: 1 scored, 1 invalid; 1 invalid trial of 2 (50.0%) exceeds --fail-on-invalid "
                 "(any invalid trial fails)") in gated.stderr, gated.stderr
         assert (jobs / "half-bad" / "trials" / "noreward.oracle.1" / "trial.json").is_file()  # recorded all the same
+        # the terminal stays the progress lines': no engine ERROR line for the invalid trial's Failed state
+        assert "| ERROR" not in gated.stderr and "| WARNING" not in gated.stderr, gated.stderr
 
         bodies = hook.wait_for(1, 120)
         assert len(bodies) == 1, bodies

@@ -57,6 +57,8 @@ class StopHandlers:
         Every interrupted task run would otherwise print its ``Interrupted`` traceback and the
         flow run a "Crash detected!" line above the summary. The records still reach the
         Prefect API (its handlers are not console handlers). Call after Prefect is imported.
+        Also, always: the engine's ERROR line for an invalid trial's task run ("Finished in state
+        Invalid(...)", a Failed state) says what the progress line above it says already.
         """
         loggers = [logging.getLogger()] + [logging.getLogger(n) for n in list(logging.root.manager.loggerDict)
                                            if n.startswith("prefect")]
@@ -64,6 +66,7 @@ class StopHandlers:
             for h in lg.handlers:
                 if isinstance(h, logging.StreamHandler) and _STOPPING_FILTER not in h.filters:
                     h.addFilter(_STOPPING_FILTER)
+                    h.addFilter(_not_a_verdict_line)
 
     def __exit__(self, *exc) -> None:
         for sig, handler in self._previous.items():
@@ -104,6 +107,10 @@ def _not_stopping(record: logging.LogRecord) -> bool:
 
 
 _STOPPING_FILTER = _not_stopping
+
+
+def _not_a_verdict_line(record: logging.LogRecord) -> bool:
+    return not (record.name == "prefect.task_runs" and record.getMessage().startswith("Finished in state Invalid("))
 
 
 def stop_summary(job_dir: Path | None, signum: int, all_trials: list[str], resume_cmd: str) -> str:
