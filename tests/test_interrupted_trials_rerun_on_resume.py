@@ -68,16 +68,19 @@ class Release:
         return self
 
     def _run(self) -> None:
+        api = self._client.api
         while not self._done.is_set():
-            for c in self._client.containers.list(filters=self._filters):
-                if c.labels.get("tbflow.role") == "filler":
-                    continue
-                try:
-                    if c.exec_run(["touch", *self._markers]).exit_code == 0:
+            try:  # a container may go between the listing and the exec (the SDK's list inspects each)
+                for c in api.containers(filters=self._filters):
+                    if (c.get("Labels") or {}).get("tbflow.role") == "filler":
+                        continue
+                    exec_id = api.exec_create(c["Id"], ["touch", *self._markers])
+                    api.exec_start(exec_id)
+                    if api.exec_inspect(exec_id)["ExitCode"] == 0:
                         self.released.set()
                         return
-                except APIError:  # not running yet, or already gone
-                    pass
+            except APIError:  # not running yet, or already gone
+                pass
             self._done.wait(0.1)
 
     def __exit__(self, *exc: object) -> None:

@@ -44,12 +44,13 @@ class Hold:
         while not self.done.wait(0.2):
             if not self.go.is_set():
                 continue
-            for c in self.client.containers.list(filters={"label": LABEL_JOB_DIR}):
-                if c.labels.get(LABEL_JOB_DIR, "").startswith(self.jobs) and c.labels.get("tbflow.role") != "filler":
-                    try:
-                        c.exec_run(["touch", GO])
-                    except APIError:  # not running yet, or gone
-                        pass
+            try:  # a container may go between the listing and the exec (the SDK's list inspects each)
+                for c in self.client.api.containers(filters={"label": LABEL_JOB_DIR}):
+                    labels = c.get("Labels") or {}
+                    if labels.get(LABEL_JOB_DIR, "").startswith(self.jobs) and labels.get("tbflow.role") != "filler":
+                        self.client.api.exec_start(self.client.api.exec_create(c["Id"], ["touch", GO]))
+            except APIError:  # not running yet, or gone: the next round
+                pass
 
 
 def _wait_state(api: Api, run_id: str, states: set[str], timeout: float = 120) -> dict:
