@@ -53,9 +53,9 @@ def nightly_markdown(template: str, job_dir: Path) -> tuple[str, str]:
     nights = find_nights(job_dir.parent, template)
     loaded = [(when, read_results(d), d.name) for when, d in nights]
     trend = render_trend(trend_of(template, loaded, TREND_NIGHTS))
-    mine = [i for i, (_, d) in enumerate(nights) if d.name == job_dir.name]
-    earlier = [n for n in loaded[: mine[0]] if n[1] is not None] if mine else []
-    current = read_results(job_dir)
+    mine = next((i for i, (_, d) in enumerate(nights) if d.name == job_dir.name), None)
+    earlier = [n for n in loaded[:mine] if n[1] is not None] if mine is not None else []
+    current = loaded[mine][1] if mine is not None else read_results(job_dir)  # read once, with the nights
     if current is None:
         diff = f"# Diff of `{job_dir.name}`\n\nThis job has no {RESULTS_JSON} yet.\n"
     elif not earlier:
