@@ -15,10 +15,10 @@ from typing import Annotated, Optional
 from prefect import flow, get_run_logger
 from pydantic import Field
 
-from flows.cli.retention_cli import apply_retention
 from flows.report_flow import artifact_key
 from flows.run_ui import refused
 from tasks_lib.errors import InputError
+from tasks_lib.job.retention import apply_retention
 
 
 @flow(name="tbflow-retention")

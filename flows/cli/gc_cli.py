@@ -1,5 +1,5 @@
 """``tbflow gc``: orphan containers of crashed runs, and with ``--keep-jobs``/``--older-than`` old
-finished job directories (``flows/cli/retention_cli.py``; docs/deployments.md, "Nightly runs")."""
+finished job directories (``tasks_lib/job/retention.py``; docs/deployments.md, "Nightly runs")."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def gc(
     from tasks_lib.job.job_orphans import collect_garbage
 
     if keep_jobs is not None or older_than is not None:
-        from flows.cli.retention_cli import apply_retention
+        from tasks_lib.job.retention import apply_retention
 
         try:
             apply_retention(jobs_dir, match, keep_jobs, older_than, dry_run, typer.echo)

@@ -26,12 +26,14 @@ import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable
 
 from pydantic import BaseModel, Field
 
 from tasks_lib.errors import InputError
 from tasks_lib.job.job_lock import LOCK_NAME, JobLock, JobLockedError, describe_holder, lock_state
 from tasks_lib.job.job_store import JobStore
+from tasks_lib.job.remote_store import is_url
 
 _AGE = re.compile(r"^(\d+)([dhm])$")
 _UNIT = {"d": "days", "h": "hours", "m": "minutes"}
@@ -137,3 +139,32 @@ def remove_job(job_dir: Path) -> str | None:
     except OSError:  # a run took the (now empty) job between the release and here: it is its job now
         pass
     return None
+
+
+def apply_retention(jobs_dir: str | None, match: str, keep: int | None, older_than: str | None,
+                    dry_run: bool, echo: Callable[[str], None]) -> int:
+    """Apply the rule to ``jobs_dir``, saying through ``echo`` what it decided, one line per job and a
+    summary (``tbflow gc`` prints them, the retention flow logs them: a nightly log says exactly
+    what went); return how many job directories were (or would be) removed. ``dry_run`` only lists."""
+    if jobs_dir is None:
+        raise InputError("--jobs-dir", "--keep-jobs and --older-than remove job directories: name their jobs dir")
+    if is_url(jobs_dir):
+        raise InputError("--jobs-dir", f"{jobs_dir}: retention removes local job directories; a store's jobs "
+                                       "are removed with the store's own tools (lifecycle rules)")
+    if not Path(jobs_dir).is_dir():
+        raise InputError("--jobs-dir", f"{jobs_dir}: no such directory")
+    age = parse_age(older_than) if older_than is not None else None
+    decision = select(scan(Path(jobs_dir), match), keep, age)
+    verb = "would remove" if dry_run else "removed"
+    removed = 0
+    for entry in decision.remove:
+        why_not = None if dry_run else remove_job(Path(entry.path))
+        if why_not is None:
+            removed += 1
+            echo(f"{verb} job {entry.path} (ended {entry.ended_at:%Y-%m-%d %H:%M} UTC)")
+        else:
+            echo(f"kept job {entry.path}: {why_not}")
+    for name, why in sorted(decision.keep.items()):
+        echo(f"kept job {Path(jobs_dir) / name}: {why}")
+    echo(f"{verb} {removed} job dir(s) matching {match!r} in {jobs_dir}; kept {len(decision.keep)}")
+    return removed
