@@ -3,7 +3,7 @@ worker shutdown) at each stage leaves no record for the interrupted trial and no
 job; resume re-runs exactly that trial and keeps the finished one (no container for it).
 
 The slow side is slow on purpose, and held rather than timed: the agent, verifier and download
-stages wait for marker files the test creates in the trial's container (``Release``), so on the
+stages wait for marker files the test creates in the trial's container (``release``), so on the
 first run the stage cannot end before the stop reaches it however loaded the machine is (a
 20-s stage once ended and was recorded first: r1, k1, s1 and CI of stop 25), and on the resume
 the test lets it through at once.
@@ -13,15 +13,14 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from docker.errors import APIError
 
 from container_events import JobContainerEvents
+from container_markers import MarkerWriter
 from task_factory import make_task, record_of
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
@@ -52,39 +51,12 @@ STAGES = {
 }
 
 
-class Release:
+def release(client, job_dir: Path, markers: tuple[str, ...]) -> MarkerWriter:
     """Creates ``markers`` (in order) in the slow trial's container once it runs."""
-
-    def __init__(self, client, job_dir: Path, markers: tuple[str, ...]) -> None:
-        self._client, self._markers = client, markers
-        self._filters = {"label": [f"{LABEL_JOB_DIR}={job_dir.resolve()}", f"{LABEL_TRIAL}={SLOW}"]}
-        self._done = threading.Event()
-        self.released = threading.Event()
-
-    def __enter__(self) -> "Release":
-        if self._markers:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        api = self._client.api
-        while not self._done.is_set():
-            try:  # a container may go between the listing and the exec (the SDK's list inspects each)
-                for c in api.containers(filters=self._filters):
-                    if (c.get("Labels") or {}).get("tbflow.role") == "filler":
-                        continue
-                    exec_id = api.exec_create(c["Id"], ["touch", *self._markers])
-                    api.exec_start(exec_id)
-                    if api.exec_inspect(exec_id)["ExitCode"] == 0:
-                        self.released.set()
-                        return
-            except APIError:  # not running yet, or already gone
-                pass
-            self._done.wait(0.1)
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
+    def slow_trial(labels: dict) -> bool:
+        return (labels.get(LABEL_JOB_DIR) == str(job_dir.resolve()) and labels.get(LABEL_TRIAL) == SLOW
+                and labels.get("tbflow.role") != "filler")
+    return MarkerWriter(client, LABEL_JOB_DIR, slow_trial, markers, once=True)
 
 
 @pytest.mark.parametrize("stage, sig", [("build", signal.SIGINT), ("agent", signal.SIGINT),
@@ -98,7 +70,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     make_task(ds, "b-slow", **overrides)
     jobs = tmp_path / "jobs"
     with JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True) as first_run, \
-            Release(docker_ready, jobs / "j", first_markers):
+            release(docker_ready, jobs / "j", first_markers):
         proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
                                  "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
@@ -125,7 +97,7 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
                              f"{rec['ended_at']}, verdict {rec['validity']}; signal sent {sent}\n{out}")
     quick_record = (jobs / "j" / "trials" / "a-quick.oracle.1" / "trial.json").read_text()
 
-    with JobContainerEvents(docker_ready, job_id=job_id) as seen, Release(docker_ready, jobs / "j", resume_markers):
+    with JobContainerEvents(docker_ready, job_id=job_id) as seen, release(docker_ready, jobs / "j", resume_markers):
         result = run_job(ds, job_name="j")
     rec = record_of(result, "b-slow")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity

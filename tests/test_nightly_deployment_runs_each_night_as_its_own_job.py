@@ -11,13 +11,12 @@ older night and keeps the newest.
 """
 
 import subprocess
-import threading
 import time
 
 import pytest
-from docker.errors import APIError
 
 from prefect_stack import ROOT, Api, clean_env, free_port, send, start_session, stop_session
+from container_markers import MarkerWriter
 from task_factory import make_task
 
 from tasks_lib.container.docker_client import LABEL_JOB_DIR
@@ -28,29 +27,12 @@ FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 GO = "/tmp/tbflow-test-go"
 
 
-class Hold:
+def hold(client, jobs) -> MarkerWriter:
     """Night 1 is held, not timed: its agent waits for ``GO``, which this creates in every trial
-    container under ``jobs`` once ``release()`` was called (night 2 then passes at once)."""
-
-    def __init__(self, client, jobs) -> None:
-        self.client, self.jobs = client, str(jobs.resolve())
-        self.go, self.done = threading.Event(), threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def release(self) -> None:
-        self.go.set()
-
-    def _run(self) -> None:
-        while not self.done.wait(0.2):
-            if not self.go.is_set():
-                continue
-            try:  # a container may go between the listing and the exec (the SDK's list inspects each)
-                for c in self.client.api.containers(filters={"label": LABEL_JOB_DIR}):
-                    labels = c.get("Labels") or {}
-                    if labels.get(LABEL_JOB_DIR, "").startswith(self.jobs) and labels.get("tbflow.role") != "filler":
-                        self.client.api.exec_start(self.client.api.exec_create(c["Id"], ["touch", GO]))
-            except APIError:  # not running yet, or gone: the next round
-                pass
+    container under ``jobs`` once started (night 2 then passes at once)."""
+    under = str(jobs.resolve())
+    return MarkerWriter(client, LABEL_JOB_DIR, lambda labels: labels[LABEL_JOB_DIR].startswith(under)
+                        and labels.get("tbflow.role") != "filler", (GO,))
 
 
 def _wait_state(api: Api, run_id: str, states: set[str], timeout: float = 120) -> dict:
@@ -65,8 +47,8 @@ def _wait_state(api: Api, run_id: str, states: set[str], timeout: float = 120) -
 @pytest.mark.docker
 def test_nightly_runs_get_their_own_job_not_last_nights(docker_ready, tmp_path):
     ds, jobs = tmp_path / "tasks", tmp_path / "jobs"
-    make_task(ds, "alpha", solve=f"until [ -e {GO} ]; do sleep 0.1; done\n", agent_timeout=600)  # held: see Hold
-    hold = Hold(docker_ready, jobs)
+    make_task(ds, "alpha", solve=f"until [ -e {GO} ]; do sleep 0.1; done\n", agent_timeout=600)  # held: see hold()
+    night_1_held = hold(docker_ready, jobs)
     make_task(ds, "beta")
     port = free_port()
     env = clean_env(tmp_path / "prefect-home", PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
@@ -103,7 +85,7 @@ def test_nightly_runs_get_their_own_job_not_last_nights(docker_ready, tmp_path):
         held = _wait_state(api, overlap, {"CANCELLED", "RUNNING", "COMPLETED", "FAILED", "CRASHED"})
         assert held["state"]["type"] == "CANCELLED", held["state"]
         assert "concurrency limit" in (held["state"]["message"] or "")
-        hold.release()
+        night_1_held.start()
         done = _wait_state(api, first, FINAL)
         assert done["state"]["type"] == "COMPLETED", done["state"]
         second = _wait_state(api, night(NIGHT_2), FINAL)
@@ -130,6 +112,6 @@ def test_nightly_runs_get_their_own_job_not_last_nights(docker_ready, tmp_path):
         (listed,) = [a["data"] for a in api.artifacts(gc["id"]) if a["key"] == "nightly-retention"]
         assert f"removed job {jobs / 'nightly-2026-11-30'}" in listed and "kept 1" in listed, listed
     finally:
-        hold.done.set()
+        night_1_held.stop()
         for proc in reversed(procs):
             stop_session(proc, grace=10)
