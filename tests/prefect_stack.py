@@ -65,6 +65,25 @@ def stop_session(proc: subprocess.Popen, grace: float = 15) -> None:
             time.sleep(0.3)
 
 
+def start_server(tmp_path: Path) -> tuple[dict[str, str], subprocess.Popen]:
+    """A Prefect server on a free loopback port, in a session of its own (``stop_session`` ends
+    it), once it answers; and a new user's environment pointed at it (``PREFECT_API_URL``, the
+    venv's ``bin`` first on ``PATH``), for the CLI commands a test then runs."""
+    venv = ROOT / ".venv" / "bin"
+    port = free_port()
+    env = clean_env(tmp_path / "prefect-home", PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
+                    PREFECT_SERVER_ANALYTICS_ENABLED="false", PATH=f"{venv}:{os.environ['PATH']}")
+    server = start_session([str(venv / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                           env, tmp_path, tmp_path / "server.log")
+    try:
+        subprocess.run(["prefect", "server", "status", "--wait", "--timeout", "120"], env=env, check=True,
+                       capture_output=True, timeout=180)
+    except BaseException:
+        stop_session(server)
+        raise
+    return env, server
+
+
 #: what a Prefect server answers when it is busy (a locked SQLite database is a 503): Prefect's own
 #: client retries these (PREFECT_CLIENT_MAX_RETRIES), so the tests' plain HTTP calls do too
 BUSY = (429, 503)

@@ -2,27 +2,20 @@
 the UI (the CLI turned every run logger down to WARNING). With a configured server the run's
 INFO lines reach the server; the terminal still shows only the progress bar and warnings."""
 
-import os
 import socket
 import subprocess
 
 import pytest
 
-from prefect_stack import ROOT, Api, clean_env, free_port, start_session, stop_session
+from prefect_stack import ROOT, Api, start_server, stop_session
 
 VENV = ROOT / ".venv" / "bin"
 
 
 @pytest.mark.docker
 def test_cli_run_against_a_server_sends_its_logs(docker_ready, tmp_path):
-    port = free_port()
-    env = clean_env(tmp_path / "prefect-home", PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
-                    PREFECT_SERVER_ANALYTICS_ENABLED="false", PATH=f"{VENV}:{os.environ['PATH']}")
-    server = start_session([str(VENV / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                           env, tmp_path, tmp_path / "server.log")
+    env, server = start_server(tmp_path)
     try:
-        subprocess.run(["prefect", "server", "status", "--wait", "--timeout", "120"], env=env, check=True,
-                       capture_output=True, timeout=180)
         jobs = tmp_path / "jobs"
         res = subprocess.run([str(VENV / "tbflow"), "run", str(ROOT / "examples" / "tasks"), "--include", "word-count",
                               "--jobs-dir", str(jobs), "--job-name", "logged"], env=env, cwd=tmp_path,
@@ -30,7 +23,7 @@ def test_cli_run_against_a_server_sends_its_logs(docker_ready, tmp_path):
         assert res.returncode == 0, res.stdout + res.stderr
         assert "| INFO" not in res.stderr, res.stderr  # the terminal stays the progress bar's
 
-        api = Api(f"http://127.0.0.1:{port}/api")
+        api = Api(env["PREFECT_API_URL"])
         (run,) = [r for r in api.flow_runs() if r["parameters"].get("job_name") == "logged"]
         messages = [x["message"] for x in api.logs(run["id"])]
         assert any(m == f"job {socket.gethostname()}:{jobs / 'logged'}: 1 trials (0 already recorded)"

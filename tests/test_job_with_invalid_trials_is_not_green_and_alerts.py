@@ -6,7 +6,6 @@ invalid trial run with ``--fail-on-invalid``. Only the second calls the webhook;
 ``Failed`` named ``Not all scored`` and the CLI exits 1 with the gate's message."""
 
 import json
-import os
 import subprocess
 import threading
 import time
@@ -14,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from prefect_stack import ROOT, Api, clean_env, free_port, start_session, stop_session
+from prefect_stack import ROOT, Api, start_server, stop_session
 from task_factory import make_task
 
 VENV = ROOT / ".venv" / "bin"
@@ -56,19 +55,13 @@ def _events(api: Api, name: str) -> list[dict]:
 
 @pytest.mark.docker
 def test_invalid_trial_fails_the_gated_run_and_calls_the_webhook_all_scored_does_not(docker_ready, tmp_path):
-    port = free_port()
-    env = clean_env(tmp_path / "prefect-home", PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
-                    PREFECT_SERVER_ANALYTICS_ENABLED="false", PATH=f"{VENV}:{os.environ['PATH']}")
-    server = start_session([str(VENV / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                           env, tmp_path, tmp_path / "server.log")
+    env, server = start_server(tmp_path)
     hook = Hook()
     try:
-        subprocess.run(["prefect", "server", "status", "--wait", "--timeout", "120"], env=env, check=True,
-                       capture_output=True, timeout=180)
         setup = subprocess.run([str(ROOT / "deployments" / "alert-webhook.sh"), hook.url], env=env,
                                capture_output=True, text=True, timeout=120)
         assert setup.returncode == 0, setup.stdout + setup.stderr
-        api = Api(f"http://127.0.0.1:{port}/api")
+        api = Api(env["PREFECT_API_URL"])
 
         ds = tmp_path / "ds"
         make_task(ds, "good")
