@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from prefect_stack import Api, clean_env, free_port, send, start_session, stop_session  # noqa: E402
+from prefect_stack import Api, send, start_server, start_session, stop_session  # noqa: E402
 
 VENV = ROOT / ".venv" / "bin"
 COORDINATOR = """
@@ -102,17 +101,12 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tbflow-bench-shards-") as t:
         tmp = Path(t)
-        port = free_port()
-        env = clean_env(tmp / "home", PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
-                        PREFECT_SERVER_ANALYTICS_ENABLED="false", PATH=f"{VENV}:{os.environ['PATH']}")
-        server = start_session([str(VENV / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                               env, tmp, tmp / "server.log")
+        env, server = start_server(tmp)
         try:
-            sh("prefect server status --wait --timeout 120", env)
             sh("prefect work-pool create tbflow --type process --overwrite", env)
             sh("prefect --no-prompt deploy --all --prefect-file deployments/prefect.yaml", env)
             sh(f"{VENV / 'tbflow'} run examples/tasks --jobs-dir {tmp / 'warm'} --job-name warm", env)  # images
-            api = Api(f"http://127.0.0.1:{port}/api")
+            api = Api(env["PREFECT_API_URL"])
             for workers in (1, 2):
                 print(json.dumps(run(workers, args, tmp, env, api)), flush=True)
         finally:
