@@ -115,8 +115,8 @@ def _job_flow(
     try:
         params["job_name"] = scheduled_job_name(job_name)  # a template: from this run's scheduled start
         config = JobConfig.model_validate(params)
-    except InputError as exc:
-        return refused(logger, exc, f"{exc.where}: {exc.message}")
+    except InputError as exc:  # a job_name template that does not render
+        return refused(logger, exc, f"parameter {exc.where}: {exc.message}")
     except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
         err = exc.errors()[0]
         bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))

@@ -40,3 +40,11 @@ def test_a_value_the_server_did_not_check_is_one_refused_line(tmp_path):
     assert (state.type.value, state.name) == ("FAILED", "Refused"), state
     assert state.message == "parameter concurrency: Input should be greater than or equal to 1", state.message
     assert not (tmp_path / "jobs").exists()
+
+
+@pytest.mark.usefixtures("prefect_local")
+def test_a_job_name_template_that_does_not_render_names_the_parameter(tmp_path):
+    state = job_flow(dataset="examples/tasks", job_name="x-{day}", jobs_dir=str(tmp_path / "jobs"), return_state=True)
+    assert (state.type.value, state.name) == ("FAILED", "Refused"), state
+    assert state.message.startswith("parameter job_name: 'x-{day}': unknown field {day}"), state.message
+    assert not (tmp_path / "jobs").exists()
