@@ -10,7 +10,7 @@ Modes (PREFECT_HOME persistent and used once before, so its SQLite database exis
   first       no server runs: the command starts the warm local server (the default; stopped
               again before each run with ``tbflow server stop``)
   warm        the warm server a previous command left running is reused, and the command is run
-              by the prefork that command left (flows/prefork.py; the default, second and later
+              by the prefork that command left (flows/local_server/prefork_main.py; the default, second and later
               commands within TBFLOW_SERVER_IDLE_SEC)
   warm-no-prefork  the same with TBFLOW_PREFORK=0: the command imports Prefect itself
   per-command TBFLOW_SERVER_IDLE_SEC=0: a server of the command's own, stopped with it
@@ -147,14 +147,14 @@ PHASES = {
     # each piece alone, in a new process, as the CLI runs it (seconds, wall)
     "python + CLI imports": "import flows.cli.main",
     "plan + Docker preflight (after imports)": (
-        "import flows.cli.main, time; from flows.job_config import JobConfig; from flows.job_plan import plan;"
+        "import flows.cli.main, time; from flows.job.job_config import JobConfig; from flows.job.job_plan import plan;"
         "from tasks_lib.container.docker_client import preflight; t = time.perf_counter();"
         "plan(JobConfig(dataset=%(ds)r, jobs_dir=%(jobs)r), 'x' * 12); preflight();"
         "print('INNER', time.perf_counter() - t)"),
     "import prefect + the job flow": "import flows.job_flow",
     "server start until /health answers": (
-        "from flows.embedded_prefect import configure_embedded_prefect; configure_embedded_prefect();"
-        "import time; from flows import prefect_server; t = time.perf_counter(); s = prefect_server.start();"
+        "from flows.local_server.prefect_settings import configure_embedded_prefect; configure_embedded_prefect();"
+        "import time; from flows.local_server import command_server; t = time.perf_counter(); s = command_server.start();"
         "s.wait_ready(); print('INNER', time.perf_counter() - t); s.stop()"),
 }
 
@@ -175,9 +175,9 @@ def phases(ds: Path, work: Path, env: dict) -> dict:
 def _start_configured_server(env: dict) -> subprocess.Popen:
     """A running Prefect server (tbflow's own server process, kept alive by this script)."""
     code = ("import sys, time; sys.path.insert(0, %r)\n"
-            "from flows.embedded_prefect import configure_embedded_prefect; configure_embedded_prefect()\n"
-            "from flows import prefect_server\n"
-            "s = prefect_server.start(); s.wait_ready(); print(s.api_url, flush=True); time.sleep(3600)\n" % str(ROOT))
+            "from flows.local_server.prefect_settings import configure_embedded_prefect; configure_embedded_prefect()\n"
+            "from flows.local_server import command_server\n"
+            "s = command_server.start(); s.wait_ready(); print(s.api_url, flush=True); time.sleep(3600)\n" % str(ROOT))
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
     env["PREFECT_API_URL"] = proc.stdout.readline().strip()
     return proc

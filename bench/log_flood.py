@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
+from flows.local_server.prefect_settings import configure_embedded_prefect  # noqa: E402
 
 configure_embedded_prefect()
 
@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--flood-mb", type=int, default=1024)
     parser.add_argument("--max-log-mb", type=int, default=50)
     args = parser.parse_args()
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
 
     mib = 1024 * 1024

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
+from flows.local_server.prefect_settings import configure_embedded_prefect  # noqa: E402
 
 configure_embedded_prefect()
 
@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--attempts", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
     from tasks_lib.container.docker_client import get_client
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
+from flows.local_server.prefect_settings import configure_embedded_prefect  # noqa: E402
 
 configure_embedded_prefect()
 
@@ -62,7 +62,7 @@ def floor_sdk(image: str, n: int) -> list[float]:
 
 
 def run_tbflow(dataset: Path, jobs: Path, n: int) -> list[dict]:
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
 
     # warm-up job: builds the image and starts Prefect's local server

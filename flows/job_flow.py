@@ -7,9 +7,9 @@ Recorded trials are kept and not run again (no container is started for them); w
 Ctrl-C, SIGTERM or a Prefect cancellation the flow raises the stop flag and removes the job's
 containers by label; interrupted trials end without records, so a resume runs them again.
 
-What the Prefect UI shows (tags, progress artifact, one-line refusals) is in ``flows/run_ui.py``.
+What the Prefect UI shows (tags, progress artifact, one-line refusals) is in ``flows/job/run_ui.py``.
 
-One owner per job: the flow holds the job dir's lock (``tasks_lib/job/job_lock.py``) for the
+One owner per job: the flow holds the job dir's lock (``tasks_lib/store/job_lock.py``) for the
 whole run, so a second run of the same job is refused (one line, like bad input) instead of
 sharing containers, cached stages and records; with the lock held it removes what crashed earlier
 runs left (``job_orphans``), and at the end anything of the job still there.
@@ -26,29 +26,29 @@ from pathlib import Path
 from prefect import flow, get_run_logger, tags
 from pydantic import ValidationError
 
-from flows.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
-                              FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
-                              Model, NTasks, Order, OrderSeed, Registry, RerunInvalid, ShardReruns, Shards,
-                              TimeoutMultiplier, in_parameter_terms)
-from flows.model_keys import KeySecrets
-from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
+from flows.job.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
+                                  FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
+                                  Model, NTasks, Order, OrderSeed, Registry, RerunInvalid, ShardReruns, Shards,
+                                  TimeoutMultiplier, in_parameter_terms)
+from flows.job.model_keys import KeySecrets
+from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB
 from tasks_lib.report.invalid_gate import parse_threshold
-from flows.job_plan import JobPlan, lock_job, plan, upstream_for
-from flows.job_result import JobResult, job_record, result_of
-from flows.job_verdict import announce, final_state, verdict_of
-from flows.cli.progress import LogListener, installed_listener, location
+from flows.job.job_plan import JobPlan, lock_job, plan, upstream_for
+from flows.job.job_result import JobResult, job_record, result_of
+from flows.job.job_verdict import announce, final_state, verdict_of
+from flows.job.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
-from flows.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
-from flows.job_shards import run_shards
-from flows.nightly import hook_job_name, publish_nightly_views, scheduled_job_name
-from flows.trial_runner import run_trials
-from tasks_lib.trial import interrupts
+from flows.job.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
+from flows.coordinator import run_shards
+from flows.job.nightly import hook_job_name, publish_nightly_views, scheduled_job_name
+from flows.job.trial_runner import run_trials
+from tasks_lib import interrupts
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
 from tasks_lib.job.job_orphans import remove_orphans
-from tasks_lib.job.job_store import JobStore
-from tasks_lib.job.remote_store import is_url, mirror_for, working_root
-from tasks_lib.gateway.model_link import start_job_gateway, stop_job_gateway
+from tasks_lib.store.job_store import JobStore
+from tasks_lib.store.remote_store import is_url, mirror_for, working_root
+from tasks_lib.trial.model_link import start_job_gateway, stop_job_gateway
 from tasks_lib.container.sandbox import remove_job_containers
 
 
@@ -108,7 +108,7 @@ def _job_flow(
 
     Bad input (a missing dataset, a job of that name with another identity, no Docker engine)
     ends the run Failed with a one-line message, before anything is written or any container
-    starts. A finished job's run says whether every trial scored (``flows/job_verdict.py``).
+    starts. A finished job's run says whether every trial scored (``flows/job/job_verdict.py``).
     """
     params = dict(locals())
     logger = get_run_logger()

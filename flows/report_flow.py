@@ -22,7 +22,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.report_files import ReportPaths, write_reports
 from tasks_lib.report.results_model import Results
-from tasks_lib.report.text_clean import shorten
+from tasks_lib.text_clean import shorten
 
 __all__ = ["ReportPaths", "artifact_key", "report_flow", "trial_table", "write_reports"]
 

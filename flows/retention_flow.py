@@ -2,7 +2,7 @@
 
 A nightly deployment adds a job directory a night; this flow, deployed next to it
 (deployments/prefect.yaml), removes the old finished ones by the rule of
-``tasks_lib/job/retention.py`` (never an unfinished job, never one a live run holds). It runs on a
+``tasks_lib/store/retention.py`` (never an unfinished job, never one a live run holds). It runs on a
 worker of the same pool, so ``jobs_dir`` is the path the job runs wrote to. Each removed or kept
 job is one log line, and a Markdown artifact ``<match stem>-retention`` lists them.
 """
@@ -16,9 +16,9 @@ from prefect import flow, get_run_logger
 from pydantic import Field
 
 from flows.report_flow import artifact_key
-from flows.run_ui import refused
+from flows.job.run_ui import refused
 from tasks_lib.errors import InputError
-from tasks_lib.job.retention import apply_retention
+from tasks_lib.store.retention import apply_retention
 
 
 @flow(name="tbflow-retention")

@@ -51,7 +51,7 @@ from tasks_lib.trial.harness_api import PreparedHarness
 from tasks_lib.trial.host_agent_api import HostHarness
 from harnesses.plugin_guard import guarded
 from harnesses.registry import get_harness, resolve_harness
-from tasks_lib.trial import interrupts
+from tasks_lib import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.trial.classify import classify
 from tasks_lib.trial.container_health import stopped_container_flag
@@ -61,15 +61,15 @@ from tasks_lib.errors import (PLUGIN_TRACEBACK, ContainerError, EnvironmentFailu
                               HarnessSetupError, disk_full)
 from tasks_lib.trial.image_ahead import take_ahead
 from tasks_lib.trial.images import ensure_image, image_present
-from tasks_lib.job.job_store import JobStore
-from tasks_lib.gateway.model_link import gateway_mounts
+from tasks_lib.store.job_store import JobStore
+from tasks_lib.trial.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
-from tasks_lib.job.records import (AgentOutcome, ImageOutcome, KillOutcome, RanOn, StageError, TrialFlag, TrialRecord,
-                                   TrialSpec, Validity, VerifierOutcome)
+from tasks_lib.records.record_models import (AgentOutcome, ImageOutcome, KillOutcome, RanOn, StageError, TrialFlag,
+                                             TrialRecord, TrialSpec, Validity, VerifierOutcome)
 from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_container
-from tasks_lib.job.task_loader import load_task
-from tasks_lib.job.task_model import Task
-from tasks_lib.report.text_clean import one_line
+from tasks_lib.task.task_loader import load_task
+from tasks_lib.task.task_model import Task
+from tasks_lib.text_clean import one_line
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 STAGE_KEY_VERSION = 3
@@ -126,7 +126,7 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
     labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
     if run_id:
         labels[LABEL_FLOW_RUN] = str(run_id)
-    sandbox = Sandbox.start(image, task_, spec.job_id, spec.trial_id, mounts=mounts, labels=labels)
+    sandbox = Sandbox.start(image, task_.config.environment, spec.job_id, spec.trial_id, mounts=mounts, labels=labels)
     return run_agent(sandbox, spec, task_, harness, prepared, trial_dir,
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
@@ -281,7 +281,7 @@ def verdict_state(record: TrialRecord) -> State:
     data is the record (what ``future.result(raise_on_failure=False)`` returns), and an invalid
     trial is never retried by Prefect (``_retry_environment_only`` retries only the
     ``EnvironmentRetry`` a retryable environment failure raises before any record exists); the
-    job's own verdict is the job run's state (``flows/job_verdict.py``).
+    job's own verdict is the job run's state (``flows/job/job_verdict.py``).
     """
     v = record.validity
     if v.status == "scored":

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from tasks_lib.errors import PLUGIN_TRACEBACK, HarnessPluginError, TbflowError, disk_full
-from tasks_lib.job.harness_source import HarnessSource
-from tasks_lib.job.records import Usage
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.harness_source import HarnessSource
+from tasks_lib.records.record_models import Usage
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial.harness_api import AgentCommand, Harness, ModelAccess, PreparedHarness
 from tasks_lib.trial.host_agent_api import AgentSession, HostHarness
 

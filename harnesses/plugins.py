@@ -25,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
-from tasks_lib.job.harness_source import HarnessSource
-from tasks_lib.report.text_clean import one_line
+from tasks_lib.records.harness_source import HarnessSource
+from tasks_lib.text_clean import one_line
 from tasks_lib.trial.harness_api import Harness
 
 ENTRY_POINT_GROUP = "tbflow.harnesses"

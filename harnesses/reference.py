@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tasks_lib.trial.harness_api import AgentCommand, Harness, ModelAccess, PreparedHarness, Upload
 from tasks_lib.errors import HarnessSetupError
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 
 from tasks_lib import __version__
 

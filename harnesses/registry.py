@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from harnesses.plugins import (ENTRY_POINT_GROUP, Resolved, from_declared, from_entry_point, from_file,
                                from_module, harness_entry_points)
 from tasks_lib.errors import InputError
-from tasks_lib.job.harness_source import HarnessSource
+from tasks_lib.records.harness_source import HarnessSource
 from tasks_lib.trial.harness_api import Harness
 
 #: a resolver gives the harness a reference names, a phrase saying why it does not, or None when the

@@ -1,8 +1,12 @@
-"""tbflow's domain, one sub-package per concern (see docs/architecture.md).
+"""tbflow's domain, one sub-package per concern (see docs/architecture.md, "Package map").
 
-``container`` talks to the Docker engine and moves files; ``trial`` holds the stages of one trial and
-its verdict; ``gateway`` is the host-side model gateway and its in-container relay; ``job`` loads
-tasks and keeps the job store; ``report`` turns recorded trials into results and reports.
+From the top layer down: ``report`` turns recorded trials into results and reports; ``trial`` holds
+the stages of one trial and its verdict; ``job`` orders a job's trials and finds its orphans;
+``store`` keeps job directories (local or behind a URL) and their locks; ``records`` is the record
+contract; ``gateway`` (the model gateway), ``dataset`` (datasets by name) and ``task`` (task.toml)
+sit side by side; ``container`` talks to the Docker engine, at the bottom. The modules at this
+level (``errors``, ``interrupts``, ``text_clean``, ...) are used by all. ``pyproject.toml``
+(``[tool.importlinter]``) enforces the order.
 """
 
 __version__ = "0.1.0"

@@ -36,12 +36,12 @@ class TbflowError(Exception):
         return super().__str__()
 
     def __str__(self) -> str:
-        from tasks_lib.report.text_clean import one_line
+        from tasks_lib.text_clean import one_line
 
         return one_line(self.detail)
 
     def __repr__(self) -> str:
-        from tasks_lib.report.text_clean import clean_text
+        from tasks_lib.text_clean import clean_text
 
         return clean_text(f"{type(self).__name__}: {self.detail}").strip()
 

@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flows.embedded_prefect import configure_embedded_prefect  # noqa: E402
+from flows.local_server.prefect_settings import configure_embedded_prefect  # noqa: E402
 
 
 def _own_prefect_home_per_worker() -> None:

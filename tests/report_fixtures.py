@@ -12,18 +12,18 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from tasks_lib.trial.classify import classify
-from tasks_lib.job.job_store import JobStore, write_atomic
-from tasks_lib.job.records import (
-    AgentOutcome,
-    JobRecord,
-    StageError,
-    TaskProblemRecord,
-    TrialRecord,
-    TrialSpec,
-    Usage,
-    Validity,
-    VerifierOutcome,
-)
+from tasks_lib.store.job_store import JobStore, write_atomic
+from tasks_lib.records.record_models import (
+                                             AgentOutcome,
+                                             JobRecord,
+                                             StageError,
+                                             TaskProblemRecord,
+                                             TrialRecord,
+                                             TrialSpec,
+                                             Usage,
+                                             Validity,
+                                             VerifierOutcome,
+                                             )
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
 REFERENCE = {"oracle", "nop"}

@@ -13,12 +13,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> None:
-    from flows.embedded_prefect import configure_embedded_prefect
+    from flows.local_server.prefect_settings import configure_embedded_prefect
 
     configure_embedded_prefect()
-    from flows import prefect_server
-
-    server = prefect_server.start()
+    from flows.local_server import command_server
+    server = command_server.start()
     server.wait_ready()
     Path(sys.argv[1]).write_text(server.api_url)
     from flows.job_flow import job_flow

@@ -42,7 +42,7 @@ HAPPY_COMMAND = f"{PROBE}; {WHICH}; {DUMP}; echo solved > /app/done.txt"
 class SharedJob:
     """A finished job and what the mock model saw during it."""
 
-    result: object  # flows.job_result.JobResult
+    result: object  # flows.job.job_result.JobResult
     requests: list[dict] = field(default_factory=list)
 
     @property

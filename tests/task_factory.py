@@ -61,7 +61,7 @@ def record_of(result, task: str, harness: str = "oracle", attempt: int = 1):
 
 def run_job_flow(dataset: Path, jobs_dir: Path, **kw):
     """Run the real job flow in this process (as ``tbflow run`` does) and return its ``JobResult``."""
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
 
     kw.setdefault("job_name", "job")

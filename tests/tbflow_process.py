@@ -94,13 +94,13 @@ def running_job_containers(client, job_dir: Path) -> list[str]:
 
 def server_processes(tbflow_pid: int) -> list[int]:
     """tbflow's companion process(es): the embedded server / guard it started."""
-    return [p for p in descendants(tbflow_pid) if "flows.server_process" in cmdline(p)]
+    return [p for p in descendants(tbflow_pid) if "flows.local_server.own_server_main" in cmdline(p)]
 
 
 def preforks(home: Path) -> list[int]:
-    """Live prefork processes (flows/prefork.py; not their children) of this PREFECT_HOME."""
+    """Live prefork processes (flows/local_server/prefork_main.py; not their children) of this PREFECT_HOME."""
     log = home / "tbflow-prefork.log"
     if not log.is_file():
         return []
     pids = {int(m) for m in re.findall(r"tbflow prefork (\d+): ready", log.read_text())}
-    return sorted(p for p in pids if alive(p) and "flows.prefork" in cmdline(p))
+    return sorted(p for p in pids if alive(p) and "flows.local_server.prefork_main" in cmdline(p))

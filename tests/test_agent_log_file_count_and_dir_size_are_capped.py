@@ -9,7 +9,7 @@ import pytest
 from task_factory import make_task, record_of
 
 from tasks_lib.container.log_download import MAX_FILES_PER_DIR
-from tasks_lib.job.records import LISTED_LOG_ENTRIES
+from tasks_lib.container.container_outcomes import LISTED_LOG_ENTRIES
 
 MIB = 1024 * 1024
 EXTRA = 40

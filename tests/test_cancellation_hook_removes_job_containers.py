@@ -15,8 +15,8 @@ from prefect.runtime import flow_run as current_run
 
 from flows.job_flow import job_flow
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL
-from tasks_lib.job.job_store import JobStore
-from tasks_lib.job.records import JobRecord
+from tasks_lib.store.job_store import JobStore
+from tasks_lib.records.record_models import JobRecord
 
 
 class _Crash(BaseException):

@@ -1,7 +1,7 @@
 """The validity rules of docs/architecture.md §3, one case each."""
 
 from tasks_lib.trial.classify import classify
-from tasks_lib.job.records import AgentOutcome, StageError, Usage, VerifierOutcome
+from tasks_lib.records.record_models import AgentOutcome, StageError, Usage, VerifierOutcome
 
 
 def agent(tokens=0, timed_out=False, exit_code=0):
@@ -47,7 +47,7 @@ def test_tampering_keeps_the_reward_test_sh_wrote():
 
 
 def test_broken_container_is_the_agents_result_scored_zero():
-    from tasks_lib.job.records import TrialFlag
+    from tasks_lib.records.record_models import TrialFlag
 
     flag = TrialFlag(kind="broke-container", message="removed /usr/bin/bash", evidence="verifier/broken.txt")
     t = classify("reference", None, agent(), verifier(None, problem="no reward"), broke=flag)

@@ -31,7 +31,7 @@ from harnesses.cli.opencode import OpencodeHarness
 from harnesses.cli.pi import CLI_JS, PiHarness
 from mock_model import MockModel
 from task_factory import make_task
-from tasks_lib.job.task_loader import load_task
+from tasks_lib.task.task_loader import load_task
 
 HARNESSES = [CodexHarness, OpencodeHarness, PiHarness, ClaudeCodeHarness]
 TOKEN = "tbflow-trial-token-7f3a"

@@ -49,7 +49,7 @@ def test_missing_dataset_and_empty_dir(tmp_path):
 def test_python_callers_get_the_same_checks():
     from pydantic import ValidationError
 
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
 
     with pytest.raises(ValidationError, match="concurrency"):
         JobConfig(dataset="x", concurrency=0)

@@ -1,5 +1,5 @@
 """With the warm server, a ``tbflow run`` after the first is run by the prefork process
-(flows/prefork.py), which has Prefect imported already: the command's own environment, output and
+(flows/local_server/prefork_main.py), which has Prefect imported already: the command's own environment, output and
 exit code, Ctrl-C to the command's process group stops the job as before, and ``kill -9`` of the
 command ends its job and removes its containers. The prefork keeps no model API key, and a
 changed source file gives another prefork key (a stale process is never used).

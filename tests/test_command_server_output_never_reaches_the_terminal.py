@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import os, sys
-from flows import prefect_server
-server = prefect_server.start()
+from flows.local_server import command_server
+server = command_server.start()
 server.wait_ready()
 pid = server.process.pid
 print(os.readlink(f"/proc/{pid}/fd/1"), os.readlink(f"/proc/{pid}/fd/2"), flush=True)

@@ -4,7 +4,7 @@ job. Only a cancellation of the job's own run is a request to stop."""
 
 from prefect.states import Cancelled, Cancelling, Completed, Crashed, Failed, Running
 
-from flows.job_shards import is_stop_request
+from flows.coordinator import is_stop_request
 
 
 def test_only_a_cancellation_stops_the_coordinator():

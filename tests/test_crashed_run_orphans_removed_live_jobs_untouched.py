@@ -18,7 +18,7 @@ from task_factory import make_task
 from tbflow_process import alive, server_processes, wait_until
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
-from tasks_lib.job.job_lock import LOCK_NAME
+from tasks_lib.store.job_lock import LOCK_NAME
 
 pytestmark = pytest.mark.usefixtures("per_command_server")
 
@@ -40,7 +40,7 @@ def _exists(client, cid: str) -> bool:
 def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:
     """Start a run, SIGKILL its guard and its whole process group once the trial container runs; its id.
 
-    The guard (flows/server_process.py, in a session of its own) removes the containers of a tbflow
+    The guard (flows/local_server/own_server_main.py, in a session of its own) removes the containers of a tbflow
     that died, which is its job; it goes first here, or the orphan this test needs would not exist."""
     proc = subprocess.Popen([*CLI, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", name], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -84,7 +84,7 @@ def test_gc_removes_orphans_never_live_or_foreign(docker_ready, tmp_path):
         '{"host": "%s", "boot_id": "%s", "pid": %d, "pid_start": "1", "since": "2026-01-01T00:00:00Z", '
         '"token": "t"}' % (__import__("socket").gethostname(),
                            Path("/proc/sys/kernel/random/boot_id").read_text().strip(), dead_pid.pid))
-    holder = subprocess.Popen([sys.executable, "-c", "import time; from tasks_lib.job.job_lock import JobLock; "
+    holder = subprocess.Popen([sys.executable, "-c", "import time; from tasks_lib.store.job_lock import JobLock; "
                                f"JobLock.acquire({str(live)!r}); print('held', flush=True); time.sleep(120)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     made = []

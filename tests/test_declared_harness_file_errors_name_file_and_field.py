@@ -139,8 +139,8 @@ def test_missing_file_names_the_path_it_tried(tmp_path):
 
 def test_good_file_renders_its_templates_reads_its_usage_and_is_keyed_relative(tmp_path):
     from harnesses.registry import resolve_harness
-    from tasks_lib.job.job_identity import adapter_files
-    from tasks_lib.job.task_loader import load_task
+    from tasks_lib.records.job_identity import adapter_files
+    from tasks_lib.task.task_loader import load_task
     from tasks_lib.trial.harness_api import ModelAccess
     from task_factory import make_task
 
@@ -176,7 +176,7 @@ def test_good_file_renders_its_templates_reads_its_usage_and_is_keyed_relative(t
 
 def test_shipped_files_are_built_ins_keyed_relative_to_tbflow():
     from harnesses.registry import builtin_names, get_harness
-    from tasks_lib.job.job_identity import adapter_files
+    from tasks_lib.records.job_identity import adapter_files
 
     assert {"qwen-code", "gemini-cli"} <= set(builtin_names())
     qwen, gemini = get_harness("qwen-code"), get_harness("gemini-cli")

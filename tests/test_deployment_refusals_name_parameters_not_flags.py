@@ -4,7 +4,7 @@ names flags; flags of no job field are left alone."""
 
 import pytest
 
-from flows.job_config import in_parameter_terms
+from flows.job.job_config import in_parameter_terms
 from flows.job_flow import job_flow
 
 

@@ -1,4 +1,4 @@
-"""Embedded mode batches the local server's task-run recorder (flows/embedded_prefect.py) to
+"""Embedded mode batches the local server's task-run recorder (flows/local_server/prefect_settings.py) to
 save CPU; that must not lose history: after the CLI process ends, its Prefect database holds
 every stage of every trial in its final state (stage runs are named ``<trial> · <stage>``), and
 the report artifacts of the job's run."""

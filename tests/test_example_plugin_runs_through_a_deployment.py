@@ -27,7 +27,7 @@ import pytest
 from plugin_fixtures import EXAMPLE
 from prefect_stack import ROOT, Api, clean_env, free_port, start_session, stop_session
 from task_factory import make_task
-from tasks_lib.job.job_store import JobStore
+from tasks_lib.store.job_store import JobStore
 
 pytestmark = pytest.mark.docker
 

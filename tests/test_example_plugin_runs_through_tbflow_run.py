@@ -12,7 +12,7 @@ import pytest
 
 from plugin_fixtures import harness_source, install_example
 from task_factory import make_task
-from tasks_lib.job.job_store import JobStore
+from tasks_lib.store.job_store import JobStore
 from tbflow_process import ROOT, TBFLOW
 
 pytestmark = pytest.mark.docker

@@ -4,8 +4,8 @@ its agent timeout; a value that is not a positive number is skipped, and ties ke
 
 from pathlib import Path
 
-from tasks_lib.job.records import TrialSpec
-from tasks_lib.job.task_model import Task, TaskConfig
+from tasks_lib.records.record_models import TrialSpec
+from tasks_lib.task.task_model import Task, TaskConfig
 from tasks_lib.job.trial_order import expected_duration, order_trials
 
 

@@ -10,7 +10,7 @@ from tasks_lib.report.flag_gate import ALL_KINDS, DEFAULT_KINDS, check_flags, pa
 
 class _Rec:
     def __init__(self, trial_id, *kinds):
-        from tasks_lib.job.records import TrialFlag
+        from tasks_lib.records.record_models import TrialFlag
 
         self.trial_id = trial_id
         self.flags = [TrialFlag(kind=k, message=k) for k in kinds]
@@ -36,7 +36,7 @@ def test_report_cli_exits_1_on_a_flagged_trial_and_0_on_services_only(tmp_path):
     from typer.testing import CliRunner
 
     from flows.cli.report_cli import register
-    from tasks_lib.job.records import TrialFlag
+    from tasks_lib.records.record_models import TrialFlag
 
     app = typer.Typer()
     register(app)

@@ -8,9 +8,9 @@ from pydantic import ValidationError
 
 from report_fixtures import make_trial
 
-from flows.job_config import JobConfig
-from flows.job_result import JobResult
-from flows.job_verdict import InvalidTrialsGate, final_state, verdict_of
+from flows.job.job_config import JobConfig
+from flows.job.job_result import JobResult
+from flows.job.job_verdict import InvalidTrialsGate, final_state, verdict_of
 from tasks_lib.report.invalid_gate import parse_threshold
 
 

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from plugin_fixtures import harness_source, install_example, plugin_site, write_dist_info, write_package
 
-from flows.job_config import JobConfig
+from flows.job.job_config import JobConfig
 from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.errors import InputError
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.docker
 
 @pytest.fixture(scope="module")
 def hostile(docker_ready, prefect_local, tmp_path_factory):
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
     from tasks_lib.container.sandbox import Sandbox
 

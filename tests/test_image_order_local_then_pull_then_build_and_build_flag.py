@@ -65,8 +65,8 @@ def test_absent_image_without_a_dockerfile_is_one_line_saying_no_network(run_job
 
 
 def test_build_flag_refuses_a_task_that_has_only_an_image(tmp_path):
-    from flows.job_config import JobConfig
-    from flows.job_plan import plan
+    from flows.job.job_config import JobConfig
+    from flows.job.job_plan import plan
     from tasks_lib.errors import InputError
 
     task = make_task(tmp_path / "ds", "image-only", extra_toml=PRESENT)

@@ -7,7 +7,7 @@ import uuid
 from task_factory import make_task
 
 from tasks_lib.trial.images import context_hash, ensure_image
-from tasks_lib.job.task_loader import load_task
+from tasks_lib.task.task_loader import load_task
 
 
 def test_changed_copied_file_gets_a_new_image(docker_ready, tmp_path):

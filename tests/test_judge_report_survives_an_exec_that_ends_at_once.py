@@ -26,10 +26,10 @@ pytestmark = pytest.mark.docker
 def sandbox(docker_ready, tmp_path):
     from tasks_lib.container.docker_client import LABEL_JOB_DIR
     from tasks_lib.container.sandbox import Sandbox
-    from tasks_lib.job.task_loader import load_task
+    from tasks_lib.task.task_loader import load_task
 
     task = load_task(make_task(tmp_path / "ds", "ack"))
-    box = Sandbox.start("tbflow/base:bookworm", task, uuid.uuid4().hex[:12], "ack.test.1",
+    box = Sandbox.start("tbflow/base:bookworm", task.config.environment, uuid.uuid4().hex[:12], "ack.test.1",
                         labels={LABEL_JOB_DIR: str((tmp_path / "jobs").resolve())})
     try:
         yield box

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 import junitparser
 from report_fixtures import make_job, make_trial, trial_id, write_job_dir
 
-from tasks_lib.job.records import TaskProblemRecord
+from tasks_lib.records.record_models import TaskProblemRecord
 from tasks_lib.report.report_files import write_reports
 
 HOSTILE = "assert '<a & b>' == \"]]>\" \x00\x08\x0b\x1b[1mbold\x1b[0m ünï ✓"

@@ -1,4 +1,4 @@
-"""``key_secrets`` (flows/model_keys.py): a Secret block may stand in only for a model key
+"""``key_secrets`` (flows/job/model_keys.py): a Secret block may stand in only for a model key
 variable, and a block that is not on the server refuses the run in one line naming the parameter
 and the block, before anything is written. A block's key is the gateway's upstream key (over the
 environment's) and is in its redaction list. Without Docker: the refusals come before any
@@ -7,9 +7,9 @@ container, and the real local Prefect server (``prefect_local``) holds the block
 import pytest
 from pydantic import ValidationError
 
-from flows.job_config import JobConfig
+from flows.job.job_config import JobConfig
 from flows.job_flow import job_flow
-from flows.job_plan import upstream_for
+from flows.job.job_plan import upstream_for
 from tasks_lib.gateway.model_gateway import ModelGateway
 
 CANARY = "sk-canary-from-a-secret-block-0123456789"

@@ -1,4 +1,4 @@
-"""A deployment's model key from a Prefect Secret block (``key_secrets``, flows/model_keys.py),
+"""A deployment's model key from a Prefect Secret block (``key_secrets``, flows/job/model_keys.py),
 on a real server and workers (127.0.0.1, a free port): the documented deployment
 ``tbflow-job/agent-with-secret-key`` names the block ``openai-key``; the job is split into one
 shard, so the coordinator checks the key on its worker and the shard loads it itself on the
@@ -18,7 +18,7 @@ from cli_model import solvable_task
 from mock_model import MockModel
 from s3_store import files_under
 from shard_stack import VENV, ShardStack
-from tasks_lib.job.job_store import JobStore
+from tasks_lib.store.job_store import JobStore
 
 pytestmark = pytest.mark.docker
 

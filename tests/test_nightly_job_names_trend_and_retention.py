@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli.main import app
-from flows.job_config import JobConfig, JobName
-from flows.nightly import nightly_markdown
+from flows.job.job_config import JobConfig, JobName
+from flows.job.nightly import nightly_markdown
 from report_fixtures import make_job, make_trial, write_job_dir
 from tasks_lib.errors import InputError
 from tasks_lib.job.job_name_template import (JOB_NAME_PATTERN, TEMPLATE_PATTERN, night_of, render_job_name,
                                              template_regex)
-from tasks_lib.job.retention import JobEntry, parse_age, remove_job, scan, select
+from tasks_lib.store.retention import JobEntry, parse_age, remove_job, scan, select
 from tasks_lib.report.report_files import write_reports
 from tasks_lib.report.results_build import load_results
 from tasks_lib.report.trend import trend_of
@@ -160,7 +160,7 @@ def test_retention_removes_finished_jobs_only_and_refuses_one_another_run_holds(
 HOLD = """
 import sys
 from pathlib import Path
-from tasks_lib.job.job_lock import JobLock
+from tasks_lib.store.job_lock import JobLock
 lock = JobLock.acquire(Path(sys.argv[1]))
 print("held", flush=True)
 sys.stdin.read()

@@ -10,8 +10,8 @@ from plugin_fixtures import harness_source, plugin_site
 from harnesses.plugin_guard import GuardedHarness, guarded
 from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.errors import HarnessPluginError, TransferError
-from tasks_lib.job.harness_source import HarnessSource
-from tasks_lib.job.records import StageError
+from tasks_lib.records.harness_source import HarnessSource
+from tasks_lib.records.record_models import StageError
 from tasks_lib.trial.classify import classify
 
 __all__ = ["plugin_site"]

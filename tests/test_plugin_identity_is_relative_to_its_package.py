@@ -12,11 +12,11 @@ import pytest
 from plugin_fixtures import forget_plugins, harness_source, install_example, plugin_site, write_package
 from task_factory import make_task
 
-from flows.job_config import JobConfig
-from flows.job_plan import plan
-from flows.job_result import job_record
+from flows.job.job_config import JobConfig
+from flows.job.job_plan import plan
+from flows.job.job_result import job_record
 from tasks_lib.errors import InputError
-from tasks_lib.job.job_store import JobStore
+from tasks_lib.store.job_store import JobStore
 
 __all__ = ["plugin_site"]
 

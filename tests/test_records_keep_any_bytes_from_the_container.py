@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 
-from tasks_lib.job.records import ProcessInfo, SkippedLogEntry, TrialFlag
+from tasks_lib.container.container_outcomes import ProcessInfo, SkippedLogEntry
+
+from tasks_lib.records.record_models import TrialFlag
 
 
 def test_surrogate_escaped_names_serialise_as_backslash_escapes():

@@ -6,7 +6,7 @@ import stat
 import subprocess
 import sys
 
-from tasks_lib.job.job_store import process_umask, write_atomic
+from tasks_lib.store.job_store import process_umask, write_atomic
 from tbflow_process import ROOT
 
 
@@ -18,7 +18,7 @@ def test_a_record_gets_the_mode_of_the_umask_not_0600(tmp_path):
 
 def test_under_umask_002_the_group_may_write_and_others_read(tmp_path):
     path = tmp_path / "trial.json"
-    code = ("import os, sys; os.umask(0o002); from tasks_lib.job.job_store import write_atomic, process_umask; "
+    code = ("import os, sys; os.umask(0o002); from tasks_lib.store.job_store import write_atomic, process_umask; "
             "assert process_umask() == 0o002; write_atomic(__import__('pathlib').Path(sys.argv[1]), 'x')")
     subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, check=True, env=dict(os.environ))
     assert stat.S_IMODE(path.stat().st_mode) == 0o664

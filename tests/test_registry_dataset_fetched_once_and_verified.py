@@ -10,7 +10,7 @@ from dataset_fixtures import dataset_repo  # noqa: F401
 from tasks_lib.dataset import git_fetch
 from tasks_lib.dataset.digest import task_digest
 from tasks_lib.dataset.resolve import resolve_dataset
-from tasks_lib.job.task_loader import load_dataset
+from tasks_lib.task.task_loader import load_dataset
 
 
 def test_name_at_version_fetches_exactly_its_tasks_at_its_commit(dataset_repo):

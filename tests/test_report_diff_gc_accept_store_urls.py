@@ -12,8 +12,8 @@ import pytest
 
 from report_fixtures import make_job, make_trial, write_job_dir
 from s3_store import s3  # noqa: F401 - a fixture
-from tasks_lib.job.job_store import JobStore
-from tasks_lib.job.remote_store import working_root
+from tasks_lib.store.job_store import JobStore
+from tasks_lib.store.remote_store import working_root
 from tbflow_process import ROOT
 
 CLI = [sys.executable, "-m", "flows.cli.main"]

@@ -102,7 +102,7 @@ def test_normalize_optional_value():
 def test_tbflow_error_trials_trip_the_gate_like_invalid_ones(app, tmp_path):
     """A trial that ended in a tbflow bug (validity ``error``) was not judged: a CI gate that
     passed it would let a job of crashes through as clean."""
-    from tasks_lib.job.records import Validity
+    from tasks_lib.records.record_models import Validity
 
     trials = [make_trial(f"t{i}", "oracle") for i in range(3)]
     trials[0] = trials[0].model_copy(update={"validity": Validity(status="error", reason="internal error")})

@@ -2,7 +2,7 @@
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.job.records import TaskProblemRecord
+from tasks_lib.records.record_models import TaskProblemRecord
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.results_build import load_results
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.job.records import RanOn
+from tasks_lib.records.record_models import RanOn
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.results_build import load_results
 from tasks_lib.report.run_slices import peak_concurrency

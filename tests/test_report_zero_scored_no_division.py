@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
-from tasks_lib.job.records import TaskProblemRecord
+from tasks_lib.records.record_models import TaskProblemRecord
 from tasks_lib.report.render_junit import render_junit
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.report_files import write_reports

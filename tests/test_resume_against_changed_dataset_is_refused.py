@@ -10,14 +10,14 @@ import shutil
 import pytest
 
 from dataset_fixtures import dataset_repo, entry  # noqa: F401
-from flows.job_config import JobConfig
-from flows.job_plan import plan
-from flows.job_result import job_record
+from flows.job.job_config import JobConfig
+from flows.job.job_plan import plan
+from flows.job.job_result import job_record
 from tasks_lib.dataset.cache import datasets_root
 from tasks_lib.errors import InputError
-from tasks_lib.job.job_identity import JobIdentity
-from tasks_lib.job.job_store import JobStore
-from tasks_lib.job.records import JobRecord
+from tasks_lib.records.job_identity import JobIdentity
+from tasks_lib.store.job_store import JobStore
+from tasks_lib.records.record_models import JobRecord
 
 
 def test_resume_against_changed_dataset_is_refused_with_what_changed(dataset_repo, tmp_path):

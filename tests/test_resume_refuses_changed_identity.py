@@ -9,7 +9,7 @@ from container_events import JobContainerEvents
 from task_factory import make_task
 
 from flows.cli.main import app
-from tasks_lib.job.job_identity import compute_identity, identity_changes
+from tasks_lib.records.job_identity import compute_identity, identity_changes
 
 
 def _ran(tmp_path, ds):
@@ -90,7 +90,7 @@ def test_same_identity_resumes_and_keeps_records(run_job, tmp_path, docker_ready
 
 def test_cli_adapter_identity_covers_shared_modules_but_not_other_clis():
     from harnesses.registry import get_harness
-    from tasks_lib.job.job_identity import adapter_files
+    from tasks_lib.records.job_identity import adapter_files
 
     codex = adapter_files(get_harness("codex"))
     assert {"harnesses/cli/codex.py", "harnesses/cli/usage_parsers.py", "harnesses/cli/cli_harness.py",

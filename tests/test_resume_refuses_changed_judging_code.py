@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from task_factory import make_task
 from flows.cli.main import app
-from tasks_lib.job.job_identity import JUDGE_SOURCES, judge_identity
+from tasks_lib.records.job_identity import JUDGE_SOURCES, judge_identity
 
 ROOT = Path(__file__).resolve().parents[1]
 

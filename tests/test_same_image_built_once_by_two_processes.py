@@ -20,7 +20,7 @@ import json, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from tasks_lib.trial import images
-from tasks_lib.job.task_loader import load_task
+from tasks_lib.task.task_loader import load_task
 images.extra_build_options = lambda: {{"network_mode": "none"}}  # the test runs offline
 go = Path({go!r})
 while not go.exists():

@@ -11,7 +11,7 @@ import pytest
 
 from task_factory import make_task
 
-from flows.job_plan import default_job_name
+from flows.job.job_plan import default_job_name
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ import pytest
 from task_factory import make_task
 from tbflow_process import trial_containers
 
-from tasks_lib.job.job_lock import HOST, LOCK_NAME
+from tasks_lib.store.job_lock import HOST, LOCK_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli.main"]

@@ -16,7 +16,7 @@ from s3_store import s3  # noqa: F401 - a fixture
 from task_factory import make_task
 from tbflow_process import trial_containers
 
-from tasks_lib.job.job_lock import HOST, BOOT_ID, LOCK_NAME, LockHolder
+from tasks_lib.store.job_lock import HOST, BOOT_ID, LOCK_NAME, LockHolder
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli.main"]

@@ -1,4 +1,4 @@
-"""Issue 10: which ended shard runs the coordinator submits again (flows/shard_reruns.py). The
+"""Issue 10: which ended shard runs the coordinator submits again (flows/job/shard_reruns.py). The
 end-to-end tests cover a crashed shard (re-run, bounded) and a refused one (never); these pin
 the other outcomes with Prefect's own states, without a server: a shard cancelled by someone
 else is re-run, a completed one or one whose trials are all recorded is not, and nothing is
@@ -6,8 +6,8 @@ re-run while the job itself is being cancelled (Prefect may cancel its shards fi
 
 from prefect.states import Cancelled, Completed, Crashed, Failed
 
-from flows.run_ui import REFUSED
-from flows.shard_reruns import ShardRun, after_end
+from flows.job.run_ui import REFUSED
+from flows.job.shard_reruns import ShardRun, after_end
 
 SHARD = ShardRun("nightly", 2, 3, ["a.oracle.1", "b.oracle.1", "c.oracle.1"])
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks_lib.job import job_lock
-from tasks_lib.job.job_lock import LOCK_NAME, JobLock, JobLockedError, LockHolder, process_start, read_lock
+from tasks_lib.store import job_lock
+from tasks_lib.store.job_lock import LOCK_NAME, JobLock, JobLockedError, LockHolder, process_start, read_lock
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def test_reused_pid_is_taken_over(tmp_path):
 
 
 def test_live_holder_on_this_host_is_refused_with_who(tmp_path):
-    code = ("import sys, time; from tasks_lib.job.job_lock import JobLock; "
+    code = ("import sys, time; from tasks_lib.store.job_lock import JobLock; "
             f"JobLock.acquire({str(tmp_path / 'j')!r}); print('held', flush=True); time.sleep(60)")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:

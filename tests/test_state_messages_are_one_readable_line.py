@@ -31,9 +31,9 @@ def test_every_state_message_of_a_job_is_one_readable_line(docker_ready, prefect
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId
     from prefect.settings import PREFECT_LOGGING_TO_API_ENABLED, temporary_settings
 
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
-    from flows.trials_flow import trials_flow
+    from flows.shard_flow import shard_flow
 
     ds = tmp_path / "ds"
     make_task(ds, "good")
@@ -50,7 +50,7 @@ def test_every_state_message_of_a_job_is_one_readable_line(docker_ready, prefect
 
     refused_job = job_flow(**{**cfg.flow_parameters(), "dataset": str(tmp_path / "missing\nds"),
                               "job_name": "other"}, return_state=True)
-    refused_shard = trials_flow(job_dir=str(tmp_path / "no-such-job"), trial_ids=["x.oracle.1"], return_state=True)
+    refused_shard = shard_flow(job_dir=str(tmp_path / "no-such-job"), trial_ids=["x.oracle.1"], return_state=True)
     runs = [job_run, refused_job.state_details.flow_run_id, refused_shard.state_details.flow_run_id]
 
     with get_client(sync_client=True) as client:

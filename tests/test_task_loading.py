@@ -6,7 +6,7 @@ import pytest
 from task_factory import make_task
 
 from tasks_lib.errors import InputError, TaskFormatError
-from tasks_lib.job.task_loader import load_dataset, load_task
+from tasks_lib.task.task_loader import load_dataset, load_task
 
 TB21 = """\
 schema_version = "1.1"

@@ -13,7 +13,7 @@ from harnesses.tbflow_agent.events import EventLog, error_of, usage_of
 from harnesses.tbflow_agent.harness import TbflowAgentHarness
 from harnesses.tbflow_agent.tools import bound_output, result_text, time_left_text
 from tasks_lib.errors import HarnessPluginError
-from tasks_lib.job.harness_source import HarnessSource
+from tasks_lib.records.harness_source import HarnessSource
 from tasks_lib.trial.host_agent_api import ExecOutput, HostHarness
 
 

@@ -5,7 +5,7 @@ trial's own image build is not counted as the task's run time."""
 import multiprocessing
 from datetime import datetime, timedelta, timezone
 
-from tasks_lib.job.records import AgentOutcome, ImageOutcome, TrialRecord, TrialSpec, Validity
+from tasks_lib.records.record_models import AgentOutcome, ImageOutcome, TrialRecord, TrialSpec, Validity
 from tasks_lib.job.trial_history import expected_from_history, remember
 
 N = 60

@@ -18,7 +18,7 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
     from prefect.client.schemas.filters import (ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter,
                                                 FlowRunFilterId)
 
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
 
     ds = tmp_path / "ds"
@@ -65,7 +65,7 @@ def test_trial_log_lines_carry_no_colour_codes(tmp_path):
 
     from report_fixtures import make_trial
 
-    from flows.cli.progress import LogListener
+    from flows.job.progress import LogListener
 
     record = make_trial("t", "codex", invalid="harness")
     record.validity.reason = "\x1b[31mError:\x1b[0m 401 Unauthorized\n"

@@ -14,7 +14,7 @@ import pytest
 
 from mock_model import USAGE, MockModel
 from task_factory import make_task
-from tasks_lib.job.job_store import JobStore
+from tasks_lib.store.job_store import JobStore
 from tbflow_process import ROOT, TBFLOW
 
 pytestmark = pytest.mark.docker

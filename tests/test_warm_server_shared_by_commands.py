@@ -1,4 +1,4 @@
-"""The warm local Prefect server (flows/server_daemon.py): the first ``tbflow run`` starts it, the
+"""The warm local Prefect server (flows/local_server/warm_server_main.py): the first ``tbflow run`` starts it, the
 next commands reuse it instead of paying Prefect's server start-up again, ``kill -9`` of a command
 attached to it still removes that command's containers (the server stays for the others), two
 commands starting at once get one server, and it stops after its idle timeout or on
@@ -22,10 +22,9 @@ pytestmark = pytest.mark.docker
 
 def daemons(home) -> list[int]:
     """Warm servers started for this PREFECT_HOME (matched by the key in their command line)."""
-    from flows import shared_server
-
-    key = _in_env(home, shared_server.server_key)
-    return [int(p) for p in os.listdir("/proc") if p.isdigit() and "flows.server_daemon" in cmdline(int(p))
+    from flows.local_server import warm_server
+    key = _in_env(home, warm_server.server_key)
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and "flows.local_server.warm_server_main" in cmdline(int(p))
             and key in cmdline(int(p))]
 
 

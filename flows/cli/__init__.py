@@ -1,1 +1,1 @@
-"""The `tbflow` command line: options, console output, progress, and the report/diff commands."""
+"""The `tbflow` command line: its commands, options, console output and how it stops."""

@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from flows.cli.progress import describe
-from tasks_lib.job.records import TrialOrder, TrialRecord
+from flows.job.progress import describe
+from tasks_lib.records.record_models import TrialOrder, TrialRecord
 from tasks_lib.job.trial_order import describe_order
-from tasks_lib.job.remote_store import is_url, mirror_for
+from tasks_lib.store.remote_store import is_url, mirror_for
 
 ORDER_LINES = 12
 console = Console(stderr=True)

@@ -1,5 +1,5 @@
 """The ``tbflow`` command (``python -m flows.cli`` is the same): a ``run`` or ``resume`` is handed to
-the prefork (flows/cli/handoff.py) before the CLI itself is imported, which takes ~0.4 s here
+the prefork (flows/local_server/prefork_client.py) before the CLI itself is imported, which takes ~0.4 s here
 (Typer and the record models); everything else goes to flows/cli/main.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 
 def main() -> None:
-    from flows.cli.handoff import try_handoff
+    from flows.local_server.prefork_client import try_handoff
 
     code = try_handoff(sys.argv)
     if code is not None:

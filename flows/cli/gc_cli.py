@@ -1,5 +1,5 @@
 """``tbflow gc``: orphan containers of crashed runs, and with ``--keep-jobs``/``--older-than`` old
-finished job directories (``tasks_lib/job/retention.py``; docs/deployments.md, "Nightly runs")."""
+finished job directories (``tasks_lib/store/retention.py``; docs/deployments.md, "Nightly runs")."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def gc(
     from tasks_lib.job.job_orphans import collect_garbage
 
     if keep_jobs is not None or older_than is not None:
-        from tasks_lib.job.retention import apply_retention
+        from tasks_lib.store.retention import apply_retention
 
         try:
             apply_retention(jobs_dir, match, keep_jobs, older_than, dry_run, typer.echo)
@@ -48,7 +48,7 @@ def gc(
         preflight()
     except DockerUnavailableError as exc:
         _fail("docker", str(exc))
-    from tasks_lib.job.remote_store import is_url, working_root
+    from tasks_lib.store.remote_store import is_url, working_root
 
     under = None if jobs_dir is None else working_root(jobs_dir) if is_url(jobs_dir) else Path(jobs_dir)
     report = collect_garbage(under, dry_run)

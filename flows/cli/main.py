@@ -3,7 +3,7 @@
 It builds a ``JobConfig`` from flags (so bad values exit 2 naming the flag, before anything is
 written), plans the job without Prefect (bad input, a changed identity and a missing Docker engine
 fail fast), runs the job flow with a progress bar against a local Prefect server it starts
-itself, first, in parallel with planning (``flows.prefect_server``), and prints the per-trial
+itself, first, in parallel with planning (``flows.local_server.command_server``), and prints the per-trial
 table and the summary. Signals stop it cleanly (``flows.cli.stopping``). A job whose trials are all
 recorded is finished without starting Prefect or any container.
 
@@ -20,9 +20,9 @@ import typer
 from flows.cli import gc_cli
 from flows.cli.cli_options import optional_value_command
 from flows.cli.datasets_cli import REGISTRY_HELP, UNPINNED_HELP
-from flows.embedded_prefect import configure_embedded_prefect
+from flows.local_server.prefect_settings import configure_embedded_prefect
 from tasks_lib.report.invalid_gate import looks_like_threshold
-from tasks_lib.job.records import DEFAULT_MAX_LOG_MB
+from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Run Terminal-Bench 2.x tasks on Docker; every trial ends scored or invalid with a reason.")
@@ -56,7 +56,7 @@ def fail(where: str, message: str, code: int = 2) -> None:
 def _config(**kw):
     from pydantic import ValidationError
 
-    from flows.job_config import JobConfig
+    from flows.job.job_config import JobConfig
 
     try:
         return JobConfig(**kw)
@@ -149,8 +149,8 @@ def resume(
 ) -> None:
     """Continue a job: keep recorded trials, run the missing (interrupted) ones."""
     from tasks_lib.errors import InputError
-    from tasks_lib.job.job_store import JobStore
-    from tasks_lib.job.remote_store import attach, check_store, is_url, split_job_url
+    from tasks_lib.store.job_store import JobStore
+    from tasks_lib.store.remote_store import attach, check_store, is_url, split_job_url
 
     if rerun_invalid is not None and rerun_invalid not in RERUN_KINDS:
         fail("--rerun-invalid", f"expected one of {', '.join(RERUN_KINDS)}, got {rerun_invalid!r}")
@@ -187,28 +187,27 @@ def resume(
 
 def _run_job(config) -> None:
     configure_embedded_prefect()
-    from flows import prefect_server
-
+    from flows.local_server import command_server
     # The server starts first, while we import, plan and check Docker; only a job that may be
     # all recorded already (an existing --job-name, resume) is planned before anything starts.
-    from tasks_lib.job.remote_store import is_url, working_root
+    from tasks_lib.store.remote_store import is_url, working_root
 
     root = working_root(config.jobs_dir) if is_url(config.jobs_dir) else Path(config.jobs_dir)  # a store: its copy
     job_json = root / (config.job_name or "") / "job.json"
-    from flows.shared_server import idle_sec
+    from flows.local_server.warm_server import idle_sec
 
     shared = idle_sec() > 0  # the warm server (README.md, "Prefect"); 0 = one server per command
-    server = None if config.job_name and job_json.is_file() else prefect_server.start(shared)
+    server = None if config.job_name and job_json.is_file() else command_server.start(shared)
     from flows.cli.console import RichProgress, print_results
-    from flows.cli import progress
-    from flows.job_plan import lock_job, pinned, plan
+    from flows.job import progress
+    from flows.job.job_plan import lock_job, pinned, plan
     from flows.cli.stopping import StopHandlers
     from tasks_lib.container.docker_client import preflight
     from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
 
-    from flows.cli.handoff import adopt_environment
-    from flows.embedded_prefect import no_heartbeats_on
-    from flows.job_verdict import InvalidTrialsGate
+    from flows.local_server.prefork_client import adopt_environment
+    from flows.local_server.prefect_settings import no_heartbeats_on
+    from flows.job.job_verdict import InvalidTrialsGate
 
     lock = None
     with StopHandlers() as stop:
@@ -227,7 +226,7 @@ def _run_job(config) -> None:
                     lock.release()
                 return
             config = pinned(config, planned)  # the job flow plans the same (possibly generated) job dir
-            server = server or prefect_server.start(shared)
+            server = server or command_server.start(shared)
             assert server is not None
             stop.job_dir = planned.job_dir
             server.watch_job_dir(planned.job_dir)
@@ -308,7 +307,7 @@ def _stopped(stop, planned) -> None:
 
     job_dir = stop.job_dir
     trials = [s.trial_id for s in planned.specs] if planned is not None else []
-    from tasks_lib.job.remote_store import mirror_for
+    from tasks_lib.store.remote_store import mirror_for
 
     mirror = mirror_for(job_dir) if job_dir is not None else None  # a job in a store resumes by its URL
     resume = f"tbflow resume {mirror.url if mirror else job_dir}" if job_dir is not None else ""
@@ -322,7 +321,7 @@ def _stopped(stop, planned) -> None:
 def _finish_recorded(planned) -> None:
     """Every trial is recorded: re-render the reports and print the results, no Prefect needed."""
     from flows.cli.console import print_results
-    from flows.job_result import job_record, result_of
+    from flows.job.job_result import job_record, result_of
     from tasks_lib.report.report_files import write_reports
 
     typer.echo(f"tbflow: job {planned.job_dir}: all {len(planned.specs)} trials already recorded", err=True)
@@ -336,7 +335,7 @@ def _gate_exit(result, fail_on_invalid: str | None) -> None:
     """``--fail-on-invalid``: exit 1 with the gate's message when it trips (the job is recorded)."""
     if not fail_on_invalid:
         return
-    from flows.job_verdict import verdict_of
+    from flows.job.job_verdict import verdict_of
     from tasks_lib.report.invalid_gate import FLAG, parse_threshold
 
     verdict = verdict_of(result, parse_threshold(fail_on_invalid), flag=FLAG)
@@ -351,13 +350,13 @@ gc_cli.register(app)  # here, not in main(): tests drive ``app`` directly and it
 def main() -> None:
     import sys
 
-    from flows.cli.handoff import try_handoff
+    from flows.local_server.prefork_client import try_handoff
 
-    code = try_handoff(sys.argv)  # run by an already-imported process when one is up (flows/prefork.py)
+    code = try_handoff(sys.argv)  # run by an already-imported process when one is up (flows/local_server/prefork_main.py)
     if code is not None:
         raise SystemExit(code)
     from flows.cli import datasets_cli, harnesses_cli, report_cli, server_cli
-    from flows.cli.fast_exit import exit_now
+    from flows.local_server.fast_exit import exit_now
 
     report_cli.register(app)
     server_cli.register(app)

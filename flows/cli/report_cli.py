@@ -27,8 +27,8 @@ from tasks_lib.report.flag_gate import check_flags, looks_like_kinds, parse_kind
 from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
 from tasks_lib.report.job_diff import diff_jobs
 from tasks_lib.job.job_orphans import remove_orphans_quietly
-from tasks_lib.job.remote_store import is_url
-from tasks_lib.job.store_jobs import open_job
+from tasks_lib.store.remote_store import is_url
+from tasks_lib.store.store_jobs import open_job
 from tasks_lib.report.render_diff import render_diff
 from tasks_lib.report.render_junit import render_junit
 from tasks_lib.report.render_markdown import render_markdown

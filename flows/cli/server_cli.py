@@ -1,4 +1,4 @@
-"""``tbflow server status|stop``: see and stop the warm local Prefect server (flows/server_daemon.py)
+"""``tbflow server status|stop``: see and stop the warm local Prefect server (flows/local_server/warm_server_main.py)
 that ``run`` and ``resume`` leave running for the next command (README.md, "Prefect").
 
 Both act only on this tbflow's server: the one of this ``PREFECT_HOME`` whose version (tbflow,
@@ -18,7 +18,7 @@ server_app = typer.Typer(help="The warm local Prefect server that tbflow command
 
 def _others(info: dict) -> str | None:
     """Why ``info`` (a server's status) is not this tbflow's server, or None when it is."""
-    from flows.server_daemon import daemon_version
+    from flows.local_server.warm_server_main import daemon_version
 
     theirs, ours = info.get("version"), daemon_version()
     if theirs == ours:
@@ -27,17 +27,15 @@ def _others(info: dict) -> str | None:
 
 
 def _home() -> str:
-    from flows import shared_server
-
-    return str(shared_server.prefect_home())
+    from flows.local_server import warm_server
+    return str(warm_server.prefect_home())
 
 
 @server_app.command("status")
 def status() -> None:
     """Show this tbflow's warm server of this PREFECT_HOME (pid, API URL, attached commands); exit 1 if none runs."""
-    from flows import shared_server
-
-    info = shared_server.status()
+    from flows.local_server import warm_server
+    info = warm_server.status()
     if info is None:
         typer.echo(f"no tbflow server runs for {_home()}")
         raise typer.Exit(1)
@@ -52,17 +50,15 @@ def status() -> None:
 def stop(any_server: bool = typer.Option(False, "--any", help="Also stop a server another tbflow (another "
                                          "checkout or venv) runs for this PREFECT_HOME.")) -> None:
     """Stop this tbflow's warm server now, or as soon as the commands attached to it have finished."""
-    from flows import shared_server
-
-    from flows.cli import handoff
-
-    handoff.request_stop()  # the process that runs commands for this server's configuration, too
-    info = shared_server.status()
+    from flows.local_server import warm_server
+    from flows.local_server import prefork_client
+    prefork_client.request_stop()  # the process that runs commands for this server's configuration, too
+    info = warm_server.status()
     other = _others(info) if info is not None else None
     if other is not None and not any_server:
         typer.echo(f"left running: {other} (stop it with `tbflow server stop --any`, or from that checkout)")
         raise typer.Exit(1)
-    attached = shared_server.request_stop() if info is not None else None
+    attached = warm_server.request_stop() if info is not None else None
     if attached is None:
         typer.echo(f"no tbflow server runs for {_home()}")
     elif attached:

@@ -25,8 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tasks_lib.trial import interrupts
-
+from tasks_lib import interrupts
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -94,9 +93,8 @@ class StopHandlers:
                 remove_job_containers(str(self.job_dir.resolve()), label=LABEL_JOB_DIR)
             except Exception:  # noqa: BLE001 - the guard and the next run remove them by label
                 pass
-        from flows import prefect_server
-
-        server = prefect_server.current()
+        from flows.local_server import command_server
+        server = command_server.current()
         if server is not None:
             server.stop(clean=False)
         os._exit(self.exit_code)

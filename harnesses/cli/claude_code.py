@@ -15,7 +15,7 @@ even when ``is_error`` is true.
 from __future__ import annotations
 
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 
 from harnesses.cli import usage_parsers
 from harnesses.cli.cli_harness import MODEL_RETRIES, NativeCliHarness, root_url

@@ -39,8 +39,8 @@ from pydantic import Field
 from tasks_lib.trial import harness_api
 from tasks_lib.trial.harness_api import Harness, ModelAccess, PreparedHarness, Upload
 from tasks_lib.errors import HarnessSetupError
-from tasks_lib.job.records import Usage
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import Usage
+from tasks_lib.task.task_model import Task
 
 from harnesses.bundles.bundle_cache import build_atomically, cache_root
 from harnesses.bundles.node_runtime import target_machine

@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 
 from harnesses.cli import usage_parsers
 from harnesses.cli.cli_harness import PROVIDER_ID, TOKEN_ENV, NativeCliHarness, sh_prelude, v1_url

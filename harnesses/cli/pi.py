@@ -35,7 +35,7 @@ import subprocess
 from pathlib import Path
 
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 
 from harnesses.cli import usage_parsers
 from harnesses.bundles.bundle_cache import cache_root
@@ -43,7 +43,7 @@ from harnesses.cli.cli_harness import (MODEL_RETRIES, PROVIDER_ID, TOKEN_ENV, Cl
                                        assemble_bundle, link_or_copy, sh_prelude, v1_url)
 from harnesses.bundles.node_runtime import node_provenance, node_runtime, target_machine
 from harnesses.bundles.npm_bundle import (BundleProvenance, IntegrityMismatchError, NpmPackage, PackageFetchError,
-                         registry_integrity, run_npm)
+                                          registry_integrity, run_npm)
 
 PACKAGE = "@mariozechner/pi-coding-agent"
 CLI_JS = f"node_modules/{PACKAGE}/dist/cli.js"

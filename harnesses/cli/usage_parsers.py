@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from tasks_lib.job.records import Usage
+from tasks_lib.records.record_models import Usage
 
 MAX_ERROR_LINE = 500
 #: longer lines of an event log are no event a CLI writes (its usage and error events are small)

@@ -13,7 +13,7 @@ and cached under the cache key of every input's pin (``assemble_bundle``).
 The class of a file is made once per process and path (``declared_class``), in a module of its
 own whose ``__file__`` is the TOML file: the job identity then keys a user's file relative to its
 own directory (``x.toml``), never by an absolute path, as for a ``path/file.py:Class`` plug-in
-(tasks_lib/job/job_identity.py ``plugin_root``); a shipped file is keyed relative to tbflow
+(tasks_lib/records/job_identity.py ``plugin_root``); a shipped file is keyed relative to tbflow
 (``harnesses/declared/qwen-code.toml``).
 """
 
@@ -35,8 +35,8 @@ from harnesses.cli.cli_harness import CliHarness, assemble_bundle, link_or_copy,
 from harnesses.declared import field_usage, local_bundle
 from harnesses.declared.spec import HarnessFile, check_placeholders, fill
 from tasks_lib.errors import InputError
-from tasks_lib.job.records import Usage
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import Usage
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial import harness_api
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
 

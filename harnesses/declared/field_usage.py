@@ -18,7 +18,7 @@ from typing import Any
 
 from harnesses.cli import usage_parsers
 from harnesses.declared.spec import PARSERS, UsageTable
-from tasks_lib.job.records import Usage
+from tasks_lib.records.record_models import Usage
 
 MAX_SCAN_BYTES = 8 * 2**20
 

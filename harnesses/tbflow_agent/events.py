@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tasks_lib.job.records import Usage
+from tasks_lib.records.record_models import Usage
 
 EVENT_LOG = "events.jsonl"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from harnesses.tbflow_agent.events import EVENT_LOG, EventLog, error_of, usage_of
 from harnesses.tbflow_agent.loop import run_loop
 from tasks_lib import __version__
-from tasks_lib.job.records import Usage
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import Usage
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial import harness_api, host_agent_api
 from tasks_lib.trial.harness_api import PreparedHarness
 from tasks_lib.trial.host_agent_api import AgentSession, HostHarness

@@ -19,8 +19,7 @@ from typing import Any
 
 import docker
 
-from tasks_lib.trial import interrupts
-
+from tasks_lib import interrupts
 POLL_SEC = 0.5
 #: how long the reader thread may take to notice its socket was shut down
 DRAIN_SEC = 10.0

@@ -14,7 +14,7 @@ import docker
 import requests
 from docker.errors import DockerException
 
-from tasks_lib.trial import interrupts
+from tasks_lib import interrupts
 from tasks_lib.errors import DockerUnavailableError
 
 #: What a Docker call raises when the engine fails *or does not answer at all*: the SDK lets

@@ -25,8 +25,7 @@ from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.judge_channel import Channel, next_record, parse_channel
 from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
 from tasks_lib.errors import ContainerError
-from tasks_lib.trial import interrupts
-
+from tasks_lib import interrupts
 #: more than any report (a process listing is capped at 2000 × ~1 KiB, reward files at 64 KiB)
 MAX_BYTES = 8 * 1024 * 1024
 #: after the stream ended, how long the exec may take to show its exit code

@@ -31,7 +31,7 @@ from typing import Iterator
 
 from tasks_lib.container.archives import check_member
 from tasks_lib.errors import UnsafeArchiveError
-from tasks_lib.job.records import CutLogFile, DroppedLogs, LogsOutcome, SkippedLogEntry
+from tasks_lib.container.container_outcomes import CutLogFile, DroppedLogs, LogsOutcome, SkippedLogEntry
 
 _COPY_CHUNK = 1024 * 1024
 

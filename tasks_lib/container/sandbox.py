@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import requests
 from docker.errors import APIError, NotFound
@@ -42,10 +43,8 @@ from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
 from tasks_lib.container.log_download import extract_logs
-from tasks_lib.job.records import LogsOutcome, ProcessInfo
-from tasks_lib.job.task_model import Task
-from tasks_lib.trial import interrupts
-
+from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
+from tasks_lib import interrupts
 _log = logging.getLogger(__name__)
 
 POLL_START_SEC = 0.02
@@ -102,6 +101,22 @@ def container_name(job_id: str, trial_id: str) -> str:
     return "tbflow-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", f"{job_id[:12]}-{trial_id}")[:200]
 
 
+class ContainerEnvironment(Protocol):
+    """What the trial container is started with: a task's ``[environment]`` (its
+    ``EnvironmentConfig`` fits), named here so the container layer needs no task model."""
+
+    @property
+    def allow_internet(self) -> bool: ...
+    @property
+    def cpus(self) -> float | None: ...
+    @property
+    def memory_mb(self) -> int | None: ...
+    @property
+    def workdir(self) -> str | None: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+
+
 class Sandbox:
     """A running trial container. Use ``Sandbox.start`` and always ``remove`` (it is idempotent)."""
 
@@ -116,11 +131,10 @@ class Sandbox:
         return cls(name, name)
 
     @classmethod
-    def start(cls, image: str, task: Task, job_id: str, trial_id: str,
+    def start(cls, image: str, env: ContainerEnvironment, job_id: str, trial_id: str,
               mounts: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> "Sandbox":
         """Start the trial container. ``mounts`` (host dir → container dir, read-only) is used
         only for the model gateway's socket, so it needs an engine on this host."""
-        env = task.config.environment
         api = get_client().api
         ENGINE_EVENTS.watch()  # whose doing a stop is, from tbflow's own record (engine_events)
         name = container_name(job_id, trial_id)

@@ -1,1 +1,2 @@
-"""Tasks (loading, model), the job store on disk, the job's identity, and the records it keeps."""
+"""A job's trials: their start order, the run-time history that orders them, the job's name
+template, and the containers of crashed runs (orphans)."""

@@ -14,7 +14,7 @@ Two fields, both UTC, both fixed width so that names sort like their times:
 Anything else in braces is refused with one line naming the parameter. ``JOB_NAME_PATTERN`` is the
 server-side pattern of a plain name; ``TEMPLATE_PATTERN`` also admits the fields, so the Prefect
 server checks both before a run is created. ``template_regex`` matches every name one template
-renders, which is how the trend and the diff find the earlier nights of a job (``flows/nightly.py``).
+renders, which is how the trend and the diff find the earlier nights of a job (``flows/job/nightly.py``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from contextlib import closing
 from pathlib import Path
 
 from tasks_lib.cache_dir import cache_dir
-from tasks_lib.job.records import TrialRecord
+from tasks_lib.records.record_models import TrialRecord
 
 HISTORY_FILE = "trial-history.sqlite"
 #: how many of the latest durations of a task and harness the estimate looks at (their median)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import random
 
-from tasks_lib.job.records import ORDER_MODES, OrderMode, QueuedTrial, TrialOrder, TrialSpec
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import ORDER_MODES, OrderMode, QueuedTrial, TrialOrder, TrialSpec
+from tasks_lib.task.task_model import Task
 
 __all__ = ["ORDER_MODES", "OrderMode", "describe_order", "expected_duration", "order_trials"]
 

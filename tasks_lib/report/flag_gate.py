@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import get_args
 
 from tasks_lib.errors import InputError
-from tasks_lib.job.records import TrialFlag, TrialRecord
+from tasks_lib.records.record_models import TrialFlag, TrialRecord
 
 FLAG = "--fail-on-flagged"
 ALL_KINDS: tuple[str, ...] = get_args(TrialFlag.model_fields["kind"].annotation)

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from markupsafe import escape as _html_escape
 
-from tasks_lib.report.text_clean import clean_text, shorten
+from tasks_lib.text_clean import clean_text, shorten
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
 

@@ -16,7 +16,7 @@ Two extra suites appear only when needed, so nothing can go missing silently: ``
 as skipped). Suite counts are computed from the cases written, so they always add up.
 
 Built with ``xml.etree.ElementTree``, which escapes ``<&>"``; characters XML 1.0 cannot carry at
-all are made visible first (``tasks_lib.report.text_clean``).
+all are made visible first (``tasks_lib.text_clean``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from tasks_lib.report.results_model import Results, TrialResult
-from tasks_lib.report.text_clean import clean_text, shorten
+from tasks_lib.text_clean import clean_text, shorten
 
 MESSAGE_CHARS = 500
 

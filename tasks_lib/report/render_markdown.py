@@ -19,10 +19,10 @@ from functools import lru_cache
 
 import jinja2
 
-from tasks_lib.job.records import LISTED_LOG_ENTRIES
+from tasks_lib.container.container_outcomes import LISTED_LOG_ENTRIES
 from tasks_lib.report.results_model import HarnessSummary, Results, TaskResult, TrialResult
 from tasks_lib.report.templating import make_environment, render
-from tasks_lib.report.text_clean import shorten
+from tasks_lib.text_clean import shorten
 
 FOLD_OVER = 20
 REASON_CHARS = 300

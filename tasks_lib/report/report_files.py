@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks_lib.errors import InputError
-from tasks_lib.job.job_store import write_atomic
-from tasks_lib.job.remote_store import mirror_for
+from tasks_lib.store.job_store import write_atomic
+from tasks_lib.store.remote_store import mirror_for
 from tasks_lib.report.render_junit import render_junit
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.results_model import Results

@@ -15,9 +15,9 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
-from tasks_lib.job.job_store import TRIAL_FILE, JobStore
-from tasks_lib.job.records import JobRecord, TrialRecord
-from tasks_lib.report.text_clean import clean_text, shorten
+from tasks_lib.store.job_store import TRIAL_FILE, JobStore
+from tasks_lib.records.record_models import JobRecord, TrialRecord
+from tasks_lib.text_clean import clean_text, shorten
 
 TAIL_LINES = 20
 TAIL_LINE_CHARS = 400

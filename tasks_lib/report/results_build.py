@@ -12,21 +12,21 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tasks_lib.job.records import JobRecord, TrialRecord
+from tasks_lib.records.record_models import JobRecord, TrialRecord
 from tasks_lib.report.report_inputs import job_relative, load_job, log_tail, trial_dir_rel
 from tasks_lib.report.results_model import (
-    AttemptCell,
-    HarnessInfo,
-    HarnessSummary,
-    Interval,
-    InvalidCounts,
-    JobInfo,
-    PassAtK,
-    Results,
-    TaskResult,
-    TrialResult,
-    UnreadableRecord,
-)
+                                            AttemptCell,
+                                            HarnessInfo,
+                                            HarnessSummary,
+                                            Interval,
+                                            InvalidCounts,
+                                            JobInfo,
+                                            PassAtK,
+                                            Results,
+                                            TaskResult,
+                                            TrialResult,
+                                            UnreadableRecord,
+                                            )
 from tasks_lib.report.run_slices import peak_concurrency, run_slices
 from tasks_lib.report.stats import mean_interval, mean_pass_at_k
 

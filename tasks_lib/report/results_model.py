@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tasks_lib.job.records import HarnessKind, InvalidKind, TaskProblemRecord, TrialRecord
+from tasks_lib.records.record_models import HarnessKind, InvalidKind, TaskProblemRecord, TrialRecord
 
 RESULTS_SCHEMA_VERSION = 1
 

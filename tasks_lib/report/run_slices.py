@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from tasks_lib.job.records import TrialRecord
+from tasks_lib.records.record_models import TrialRecord
 from tasks_lib.report.results_model import RunSlice
 
 

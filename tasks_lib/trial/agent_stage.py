@@ -26,10 +26,11 @@ from tasks_lib.container.archives import bundle_tar
 from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.gateway.model_gateway import TOKEN_PREFIX
-from tasks_lib.gateway.model_link import close_link, open_link
-from tasks_lib.job.records import AgentOutcome, ProcessInfo, TrialFlag, TrialSpec, Usage
+from tasks_lib.trial.model_link import close_link, open_link
+from tasks_lib.container.container_outcomes import ProcessInfo
+from tasks_lib.records.record_models import AgentOutcome, TrialFlag, TrialSpec, Usage
 from tasks_lib.container.sandbox import Sandbox, run_dir_layout
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial.host_agent_api import HOST_LOGS_DIR, HostHarness
 from tasks_lib.trial.host_env import EXEC_DIR
 from tasks_lib.trial.host_run import HostRun

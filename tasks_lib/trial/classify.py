@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tasks_lib.job.records import AgentOutcome, HarnessKind, InvalidKind, StageError, TrialFlag, Validity, VerifierOutcome
+from tasks_lib.records.record_models import (AgentOutcome, HarnessKind, InvalidKind, StageError, TrialFlag, Validity,
+                                             VerifierOutcome)
 
 
 def classify(

@@ -30,7 +30,7 @@ from docker.errors import NotFound
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.errors import ContainerError, EnvironmentFailure
-from tasks_lib.job.records import TrialFlag
+from tasks_lib.records.record_models import TrialFlag
 from tasks_lib.trial.judge_report import JudgeReport
 from tasks_lib.trial.toolchain_diff import SYSTEM_DIRS, ContainerDiff
 

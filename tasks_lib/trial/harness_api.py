@@ -21,8 +21,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tasks_lib.job.records import HarnessKind, Usage
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import HarnessKind, Usage
+from tasks_lib.task.task_model import Task
 
 
 class Upload(BaseModel):

@@ -34,7 +34,7 @@ from typing import Protocol
 import httpx
 from pydantic import BaseModel, ConfigDict
 
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial.harness_api import AgentCommand, Harness, ModelAccess, PreparedHarness
 
 #: the host directory of a host harness's own logs, in the trial dir (``trial_dir/agent`` is the

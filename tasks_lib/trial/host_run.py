@@ -25,11 +25,12 @@ from pathlib import Path
 
 from tasks_lib.errors import PLUGIN_TRACEBACK, ContainerError, HarnessSetupError
 from tasks_lib.gateway.gateway_usage import GatewayUsage
-from tasks_lib.gateway.model_link import close_host_link, open_host_link
+from tasks_lib.trial.model_link import close_host_link, open_host_link
 from tasks_lib.container.sandbox import Sandbox
-from tasks_lib.job.records import AgentOutcome, ProcessInfo, TrialFlag, TrialSpec
-from tasks_lib.job.task_model import Task
-from tasks_lib.trial import interrupts
+from tasks_lib.container.container_outcomes import ProcessInfo
+from tasks_lib.records.record_models import AgentOutcome, TrialFlag, TrialSpec
+from tasks_lib.task.task_model import Task
+from tasks_lib import interrupts
 from tasks_lib.trial.classify import reached_model_by
 from tasks_lib.trial.host_agent_api import HOST_LOGS_DIR, TBFLOW_LOG, AgentSession, HostHarness
 from tasks_lib.trial.host_env import STAGE, SandboxEnv

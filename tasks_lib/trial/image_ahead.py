@@ -1,6 +1,6 @@
 """Images built ahead of the trials that need them, so a cold image never holds a trial slot.
 
-The job's build lane (``flows/trial_runner.py``) calls ``build_ahead`` for each image a queued
+The job's build lane (``flows/job/trial_runner.py``) calls ``build_ahead`` for each image a queued
 trial needs and does not find locally, while other trials run; a trial is started only once its
 image is ready. ``build_ahead`` goes through ``ensure_image``, so its per-tag lock also keeps a
 trial's own build (a retry) and the lane from ever building one tag at the same time, and the
@@ -27,8 +27,8 @@ from pydantic import BaseModel
 
 from tasks_lib.errors import ImageBuildError
 from tasks_lib.trial.images import ensure_image, image_present, image_tag
-from tasks_lib.job.records import ImageOutcome
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import ImageOutcome
+from tasks_lib.task.task_model import Task
 
 TRIAL_LOG = "build.log"
 

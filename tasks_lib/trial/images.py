@@ -19,14 +19,14 @@ from pathlib import Path
 
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
-from tasks_lib.trial import interrupts
+from tasks_lib import interrupts
 from tasks_lib.trial.build_failure import build_failure_reason
 from tasks_lib.container.build_lock import build_lock
 from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
 from tasks_lib.errors import ImageBuildError
-from tasks_lib.job.records import ImageOutcome
-from tasks_lib.job.task_model import Task
+from tasks_lib.records.record_models import ImageOutcome
+from tasks_lib.task.task_model import Task
 
 _tag_locks: dict[str, threading.Lock] = {}
 _tag_locks_guard = threading.Lock()

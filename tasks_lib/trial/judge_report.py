@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from tasks_lib.container.judge_channel import Channel
 from tasks_lib.container.sandbox import parse_processes
-from tasks_lib.job.records import ProcessInfo
+from tasks_lib.container.container_outcomes import ProcessInfo
 
 REWARD_FILES = ("reward.txt", "reward.json")
 #: statfs f_type values (linux/magic.h) the disk rules tell apart

@@ -16,7 +16,8 @@ starts; when nothing is killed this stage therefore needs no exec of its own (~7
 from __future__ import annotations
 
 from tasks_lib.errors import ContainerError
-from tasks_lib.job.records import AgentOutcome, KillOutcome, ProcessInfo
+from tasks_lib.container.container_outcomes import ProcessInfo
+from tasks_lib.records.record_models import AgentOutcome, KillOutcome
 from tasks_lib.container.sandbox import Sandbox
 
 STAGE = "kill-process-groups"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tasks_lib.job.records import TrialFlag
+from tasks_lib.records.record_models import TrialFlag
 from tasks_lib.trial.judge_report import REWARD_FILES, JudgeReport
 
 EVIDENCE = "verifier/tampering.txt"

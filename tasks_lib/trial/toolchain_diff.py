@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
-from tasks_lib.job.records import TrialFlag
+from tasks_lib.records.record_models import TrialFlag
 
 EVIDENCE = "toolchain-changes.txt"
 SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/lib/", "/lib64/",

@@ -26,8 +26,9 @@ from tasks_lib.container.judge_exec import ToolRun
 from tasks_lib.container.judge_tools import test_bash
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import ContainerError, TransferError
-from tasks_lib.job.records import DEFAULT_MAX_LOG_BYTES, LogsOutcome, ProcessInfo, TrialFlag, VerifierOutcome
-from tasks_lib.job.task_model import Task
+from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
+from tasks_lib.records.record_models import DEFAULT_MAX_LOG_BYTES, TrialFlag, VerifierOutcome
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial.container_health import container_running, verifier_breakage
 from tasks_lib.trial.judge_report import JudgeReport, parse_report
 from tasks_lib.trial.rewards import RewardReading, read_reward_bytes

@@ -14,7 +14,7 @@ import json
 import time
 
 from tasks_lib.errors import HarnessSetupError
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial.harness_api import PreparedHarness
 from tasks_lib.trial.host_agent_api import AgentSession, HostHarness
 

@@ -9,7 +9,7 @@ the deadline, the kill before the verifier, the logs, the verdict), as for every
 from __future__ import annotations
 
 from harnesses.reference import OracleHarness
-from tasks_lib.job.task_model import Task
+from tasks_lib.task.task_model import Task
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
 
 

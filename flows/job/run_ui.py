@@ -1,0 +1,156 @@
+"""What the Prefect UI shows about a job: tags, a live progress artifact, and readable log text.
+
+The files in the job directory are the product; this is a view of them on the job's own flow
+run (README.md, "Prefect"). Every call here talks to the Prefect API and a hiccup must never
+fail a job whose trials are fine, so each one logs a warning instead of raising.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from uuid import UUID
+
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.context import FlowRunContext
+from prefect.states import Failed
+
+from flows.job.job_plan import JobPlan
+from tasks_lib.records.record_models import TrialRecord
+from tasks_lib.text_clean import clean_text, one_line
+
+
+def readable(text: str) -> str:
+    """Log text without terminal colour codes, control characters or trailing blank lines."""
+    return clean_text(text).rstrip()
+
+
+def _tag_value(value: str) -> str:
+    return re.sub(r"\s+", "-", value.strip())[:100] or "-"
+
+
+def job_tags(p: JobPlan) -> list[str]:
+    """Tags for the job's flow run and every trial's task run: job, dataset, harnesses, model."""
+    out = [f"job:{_tag_value(p.job_dir.name)}", f"dataset:{_tag_value(Path(p.config.dataset).resolve().name)}"]
+    out += [f"harness:{h}" for h in p.harness_refs]
+    if p.config.model:
+        out.append(f"model:{_tag_value(p.config.model)}")
+    return out
+
+
+def tag_flow_run(tags: list[str], logger) -> None:
+    """Add ``tags`` to the running flow run (its own tags, e.g. a deployment's, are kept)."""
+    ctx = FlowRunContext.get()
+    if ctx is None or ctx.flow_run is None:
+        return
+    try:
+        from prefect.client.orchestration import get_client
+
+        merged = sorted(set(ctx.flow_run.tags or []) | set(tags))
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(ctx.flow_run.id, tags=merged)
+    except Exception as exc:  # noqa: BLE001 - a view; the job goes on
+        logger.warning("could not tag the flow run: %s", readable(str(exc)))
+
+
+class _RefusalTracebackFilter(logging.Filter):
+    """Drops the traceback Prefect's engine logs for every failed flow run ("Engine execution
+    exited with unexpected exception") when the failure is a refusal of bad input: the run's own
+    one-line error already says what is wrong, and a traceback would read as a tbflow crash."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (exc is not None and getattr(exc, "tbflow_refusal", False))
+
+
+_refusal_filter = _RefusalTracebackFilter()
+
+
+#: the name of a refused run's Failed state: the UI shows it, and a job's coordinator tells a refused
+#: shard (the same input would be refused again: not re-run) from a lost one (flows/coordinator.py)
+REFUSED = "Refused"
+
+
+def refused(logger, exc: Exception, message: str):
+    """A one-line Failed state named ``Refused`` for input a run cannot go on with (no traceback:
+    nothing broke); the log line keeps the message's line breaks.
+
+    The exception stays the state's data, so a Python caller of the flow gets it raised.
+    """
+    message = readable(message)
+    logger.error("tbflow: %s", message)
+    exc.tbflow_refusal = True  # type: ignore[attr-defined]
+    engine_logger = logging.getLogger("prefect.flow_runs")
+    if _refusal_filter not in engine_logger.filters:
+        engine_logger.addFilter(_refusal_filter)
+    return Failed(name=REFUSED, message=one_line(message) or type(exc).__name__, data=exc)
+
+
+class ProgressArtifact:
+    """A progress artifact on the job's flow run, updated as each trial finishes.
+
+    Its description says ``done/total`` and how many were scored and invalid (of this job,
+    counting trials recorded by earlier runs).
+    """
+
+    def __init__(self, key: str, logger) -> None:
+        self.key = key
+        self.log = logger
+        self.id: UUID | None = None
+        self.scored = self.invalid = 0
+
+    def _text(self, done: int, total: int) -> str:
+        return f"{done}/{total} trials done: {self.scored} scored, {self.invalid} invalid"
+
+    def count(self, records: list[TrialRecord]) -> None:
+        for r in records:
+            self._add(r)
+
+    def _add(self, record: TrialRecord) -> None:
+        if record.validity.status == "scored":
+            self.scored += 1
+        else:
+            self.invalid += 1
+
+    def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        try:
+            self.id = create_progress_artifact(  # type: ignore[assignment]  # called from sync code: a UUID
+                progress=_pct(already_done, total), key=self.key, description=self._text(already_done, total))
+        except Exception as exc:  # noqa: BLE001
+            self.log.warning("could not create the progress artifact: %s", readable(str(exc)))
+
+    def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
+        self._add(record)
+        if self.id is None:
+            return
+        try:
+            update_progress_artifact(self.id, progress=_pct(done, total), description=self._text(done, total))
+        except Exception as exc:  # noqa: BLE001
+            self.log.warning("could not update the progress artifact: %s", readable(str(exc)))
+
+    def order_planned(self, order) -> None:
+        """The start order is in the run's logs and job.json; the artifact counts outcomes only."""
+
+    def trial_interrupted(self, trial_id: str, message: str) -> None:
+        pass
+
+    def job_finished(self) -> None:
+        pass
+
+
+def _pct(done: int, total: int) -> float:
+    return round(100.0 * done / total, 1) if total else 100.0
+
+
+class Fanout:
+    """One progress listener that forwards every event to several."""
+
+    def __init__(self, *listeners) -> None:
+        self.listeners = [x for x in listeners if x is not None]
+
+    def __getattr__(self, name: str):
+        def call(*args, **kw):
+            for listener in self.listeners:
+                getattr(listener, name)(*args, **kw)
+        return call

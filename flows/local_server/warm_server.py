@@ -1,0 +1,201 @@
+"""Attach a tbflow command to the warm local Prefect server (flows/local_server/warm_server_main.py), starting it
+when none runs for this ``PREFECT_HOME``.
+
+The command keeps one connection to the server's guard socket for its whole life: ``dir JOB_DIR``
+lines tell the server which job's containers to remove should the command die without ``bye``
+(README.md, "Stopping"). ``TBFLOW_SERVER_IDLE_SEC`` (default 600) is how long the server waits
+for the next command; ``0`` gives the per-command server of flows/local_server/command_server.py instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from flows.local_server.warm_server_main import daemon_version, socket_name
+from flows.local_server.server_health import wait_healthy
+
+DEFAULT_IDLE_SEC = 600.0
+ENV_IDLE = "TBFLOW_SERVER_IDLE_SEC"
+ATTACH_TIMEOUT_SEC = 20.0
+LOG_NAME = "tbflow-server.log"
+
+
+def idle_sec() -> float:
+    """The idle timeout from the environment; ``0`` (or less) disables the warm server."""
+    raw = os.environ.get(ENV_IDLE, "")
+    try:
+        return float(raw) if raw.strip() else DEFAULT_IDLE_SEC
+    except ValueError:
+        return DEFAULT_IDLE_SEC
+
+
+def prefect_home() -> Path:
+    return Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser().resolve()
+
+
+def server_key() -> str:
+    """One server per user, Prefect database and Docker engine (the engine its guard cleans up)."""
+    parts = [str(os.getuid()), str(prefect_home()), os.environ.get("PREFECT_API_DATABASE_CONNECTION_URL", ""),
+             os.environ.get("PREFECT_SERVER_DATABASE_CONNECTION_URL", ""), os.environ.get("DOCKER_HOST", "")]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+class VersionMismatch(RuntimeError):
+    """A warm server of another tbflow, Prefect or Python runs for this database."""
+
+
+class SharedServer:
+    """This command's attachment to the warm server; the same interface as ``LocalServer``."""
+
+    own_server = True
+
+    def __init__(self, conn: socket.socket, api_url: str) -> None:
+        self.conn = conn
+        self.api_url = api_url
+        self.announced: set[str] = set()
+        self.ready = False
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Block until the server answers ``/health``; raise ``RuntimeError`` if it died."""
+        log = prefect_home() / LOG_NAME
+        wait_healthy(self.api_url, timeout,
+                     lambda: None if self._connected() else f"the local Prefect server exited while starting (see {log})",
+                     f"the local Prefect server did not answer within {timeout:.0f} s (see {log})")
+        self.ready = True
+
+    def watch_job_dir(self, job_dir: str | os.PathLike) -> None:
+        path = str(Path(job_dir).resolve())
+        if path not in self.announced:
+            self.announced.add(path)
+            self._send(f"dir {path}\n")
+
+    def stop(self, clean: bool = True) -> None:
+        """Detach; ``clean`` says this command removed its containers itself. The server stays
+        for the next command until its idle timeout."""
+        if clean:
+            self._send("bye\n")
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+
+    def _send(self, line: str) -> None:
+        try:
+            self.conn.sendall(line.encode())
+        except OSError:
+            pass
+
+    def _connected(self) -> bool:
+        try:
+            return self.conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+
+
+def _ask(first_line: str, timeout: float = 5.0) -> tuple[socket.socket, str] | None:
+    """Send ``first_line`` to the running server; ``None`` when there is none (or it is stopping)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(timeout)
+        conn.connect(socket_name(server_key()))
+        conn.sendall(first_line.encode())
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                raise ConnectionError("closed")
+            reply += chunk
+        conn.settimeout(None)
+        return conn, reply.decode().rstrip("\n")
+    except OSError:
+        conn.close()
+        return None
+
+
+#: what the warm server inherits from the command that starts it; it outlives that command and
+#: serves others, so it gets no model API key or other secret of the first one's environment
+_PASSED_PREFIXES = ("PREFECT_", "DOCKER_", "TBFLOW_", "LC_", "XDG_")
+_PASSED = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "DO_NOT_TRACK"}
+
+
+def daemon_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith(_PASSED_PREFIXES)}
+    env.pop("PREFECT_API_URL", None)
+    env.pop("PREFECT_API_KEY", None)
+    return env
+
+
+def log_path(log_name: str) -> Path:
+    """``PREFECT_HOME/LOG_NAME``, where a server tbflow starts writes its output (appended; started
+    afresh past 10 MiB), so Prefect's own logging never reaches the user's terminal."""
+    home = prefect_home()
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / log_name
+    if log.is_file() and log.stat().st_size > 10 * 2**20:
+        log.unlink()
+    return log
+
+
+def spawn_background(module: str, args: list[str], log_name: str, extra_env: dict[str, str] | None = None) -> None:
+    """Start ``python -m MODULE ARGS`` in a session of its own, outliving this command, with the
+    allowlisted environment (``daemon_env``) and its output appended to ``PREFECT_HOME/LOG_NAME``
+    (started afresh past 10 MiB). The warm server and the prefork (flows/local_server/prefork_main.py) start so."""
+    home = prefect_home()
+    root = str(Path(__file__).resolve().parents[1])
+    env = daemon_env()
+    env.update(extra_env or {})
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    with open(log_path(log_name), "ab") as out:
+        subprocess.Popen([sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=subprocess.STDOUT, env=env, cwd=str(home), start_new_session=True, close_fds=True)
+
+
+def attach(idle: float, server_env: dict[str, str]) -> SharedServer:
+    """Attach to the warm server, starting it if needed; raise ``VersionMismatch`` when another
+    version's server owns this database (the caller then starts a per-command server)."""
+    hello = f"attach {daemon_version()}\n"
+    deadline = time.monotonic() + ATTACH_TIMEOUT_SEC
+    spawned = False
+    while True:
+        answer = _ask(hello)
+        if answer is not None:
+            conn, reply = answer
+            verb, _, rest = reply.partition(" ")
+            if verb == "ok":
+                os.environ["PREFECT_API_URL"] = rest
+                return SharedServer(conn, rest)
+            conn.close()
+            raise VersionMismatch(rest)
+        if not spawned or time.monotonic() > deadline:
+            if spawned:
+                raise RuntimeError(f"the local Prefect server did not start (see {prefect_home() / LOG_NAME})")
+            spawn_background("flows.local_server.warm_server_main", [server_key(), str(idle)], LOG_NAME, server_env)
+            spawned = True
+        time.sleep(0.02)
+
+
+def status() -> dict | None:
+    """The running warm server's status, or ``None``."""
+    answer = _ask("status\n")
+    if answer is None:
+        return None
+    answer[0].close()
+    return json.loads(answer[1])
+
+
+def request_stop() -> int | None:
+    """Ask the warm server to stop once no command is attached; the number attached, or ``None``."""
+    answer = _ask("stop\n")
+    if answer is None:
+        return None
+    answer[0].close()
+    return int(answer[1].split()[1])

@@ -1,0 +1,127 @@
+"""Turn a dataset path into loaded tasks, keeping malformed tasks as reported problems.
+
+A dataset is either one task directory or a directory whose children are task directories. A
+malformed task does not stop the others: it comes back as a ``TaskProblem`` naming the file and
+the field, which the job reports next to its trials.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from tasks_lib.errors import InputError, TaskFormatError
+from tasks_lib.task.task_model import Task, TaskConfig
+
+REQUIRED = ("task.toml", "instruction.md", "environment", "tests/test.sh")
+
+
+class TaskProblem(BaseModel):
+    """A task directory that could not be loaded, and why."""
+
+    name: str
+    where: str
+    message: str
+
+
+class Dataset(BaseModel):
+    """What a dataset path yielded: the runnable tasks and the broken ones."""
+
+    root: Path
+    tasks: list[Task]
+    problems: list[TaskProblem]
+
+
+def _field_name(loc: tuple) -> str:
+    """``('environment', 'memory_mb')`` → ``[environment] memory_mb``."""
+    parts = [str(p) for p in loc]
+    if len(parts) >= 2:
+        return f"[{parts[0]}] {'.'.join(parts[1:])}"
+    return parts[0] if parts else "(file)"
+
+
+def looks_like_task(path: Path) -> bool:
+    return (path / "task.toml").is_file()
+
+
+def load_task(path: Path) -> Task:
+    """Load one task directory or raise ``TaskFormatError`` naming the file and field."""
+    path = path.resolve()
+    for rel in REQUIRED:
+        if not (path / rel).exists():
+            raise TaskFormatError(str(path / rel), "missing (a Terminal-Bench 2.x task needs it)")
+    env_dir = path / "environment"
+    has_dockerfile = (env_dir / "Dockerfile").is_file()
+    toml_path = path / "task.toml"
+    try:
+        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TaskFormatError(str(toml_path), f"not valid TOML: {exc}") from exc
+    try:
+        config = TaskConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = f"{toml_path} {_field_name(err['loc'])}"
+        raise TaskFormatError(where, err["msg"]) from exc
+    if not has_dockerfile and not config.environment.docker_image:
+        compose = any((env_dir / n).exists() for n in ("docker-compose.yaml", "docker-compose.yml"))
+        why = ("docker-compose environments are not supported; add a Dockerfile"
+               if compose else "no Dockerfile and no [environment] docker_image")
+        raise TaskFormatError(str(env_dir / "Dockerfile"), why)
+    instruction = (path / "instruction.md").read_text(encoding="utf-8", errors="replace")
+    return Task(
+        name=path.name,
+        path=path,
+        config=config,
+        instruction=instruction,
+        has_solution=(path / "solution" / "solve.sh").is_file(),
+    )
+
+
+def _select(names: list[str], include: list[str], exclude: list[str]) -> list[str]:
+    chosen = [n for n in names if not include or any(fnmatch.fnmatch(n, g) for g in include)]
+    return [n for n in chosen if not any(fnmatch.fnmatch(n, g) for g in exclude)]
+
+
+def load_dataset(
+    root: Path,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    n_tasks: int | None = None,
+) -> Dataset:
+    """Load every task under ``root`` (sorted by name), filtered by glob and count.
+
+    Raises ``InputError`` when the path is missing or holds no task at all; broken tasks are
+    returned as problems instead.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise InputError("DATASET", f"{root} does not exist")
+    if not root.is_dir():
+        raise InputError("DATASET", f"{root} is not a directory")
+    root = root.resolve()
+    if looks_like_task(root):
+        candidates = [root]
+    else:
+        candidates = sorted(
+            (p for p in root.iterdir() if p.is_dir() and looks_like_task(p)), key=lambda p: p.name
+        )
+    if not candidates:
+        raise InputError("DATASET", f"no tasks found in {root} (no task.toml in it or its subdirectories)")
+    names = _select([p.name for p in candidates], include or [], exclude or [])
+    if not names:
+        raise InputError("--include/--exclude", f"no task in {root} matches the filters")
+    if n_tasks is not None:
+        names = names[:n_tasks]
+    by_name = {p.name: p for p in candidates}
+    tasks: list[Task] = []
+    problems: list[TaskProblem] = []
+    for name in names:
+        try:
+            tasks.append(load_task(by_name[name]))
+        except TaskFormatError as exc:
+            problems.append(TaskProblem(name=name, where=exc.where, message=exc.message))
+    return Dataset(root=root, tasks=tasks, problems=problems)
