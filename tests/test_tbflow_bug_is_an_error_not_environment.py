@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from task_factory import make_task, record_of
 
-from flows.cli.main import EXIT_TBFLOW_ERROR, app
+from flows.cli.job_start import ExitCode
+from flows.cli.main import app
 
 
 def _bug(*args, **kwargs):
@@ -26,7 +27,7 @@ def test_tbflow_bug_is_error_shown_everywhere_and_rerun_on_resume(run_job, tmp_p
     job = tmp_path / "jobs" / "j"
     monkeypatch.setattr(trial_flow, "kill_process_groups", _bug)
     res = CliRunner().invoke(app, ["run", str(ds), "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "j"])
-    assert res.exit_code == EXIT_TBFLOW_ERROR, res.output
+    assert res.exit_code == ExitCode.TBFLOW_ERROR, res.output
     assert "tbflow errors" in res.output and "t.oracle.1" in res.output
     monkeypatch.undo()
 

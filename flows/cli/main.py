@@ -10,8 +10,6 @@ recorded is finished without starting Prefect or any container.
 No ``from __future__ import annotations`` here: Typer reads the annotations at runtime.
 """
 
-import signal
-import uuid
 from pathlib import Path
 from typing import List, Optional
 
@@ -34,10 +32,6 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build",
          "fail_on_invalid": "--fail-on-invalid"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
-#: exit code of a run in which some trial was ended by a bug in tbflow (status "error")
-EXIT_TBFLOW_ERROR = 3
-#: exit code when the disk under the jobs dir is full (not 2: the input was fine)
-DISK_FULL = 4
 ORDER_HELP = ("Start order of the trials: expected (longest expected duration first: the task's earlier run "
               "times on this machine, else its metadata estimate, else its agent timeout), name, or random.")
 SEED_HELP = "Seed for --order random (default: a new one, recorded in job.json)."
@@ -49,6 +43,7 @@ def _root() -> None:
 
 
 def fail(where: str, message: str, code: int = 2) -> None:
+    """One line naming the flag or file, then exit ``code`` (2: flows/cli/job_start.py, ``ExitCode``)."""
     typer.echo(f"tbflow: error: {where}: {message}", err=True)
     raise typer.Exit(code)
 
@@ -186,162 +181,30 @@ def resume(
 
 
 def _run_job(config) -> None:
+    """Start the command's Prefect server first, while the rest is imported and the job planned;
+    only a job that may be all recorded already (an existing --job-name, resume) is planned before
+    anything starts (it may need no server at all)."""
     configure_embedded_prefect()
     from flows.local_server import command_server
-    # The server starts first, while we import, plan and check Docker; only a job that may be
-    # all recorded already (an existing --job-name, resume) is planned before anything starts.
+    from flows.local_server.warm_server import idle_sec
     from tasks_lib.store.remote_store import is_url, working_root
 
     root = working_root(config.jobs_dir) if is_url(config.jobs_dir) else Path(config.jobs_dir)  # a store: its copy
-    job_json = root / (config.job_name or "") / "job.json"
-    from flows.local_server.warm_server import idle_sec
-
     shared = idle_sec() > 0  # the warm server (README.md, "Prefect"); 0 = one server per command
-    server = None if config.job_name and job_json.is_file() else command_server.start(shared)
-    from flows.cli.console import RichProgress, print_results
-    from flows.job import progress
-    from flows.job.job_plan import lock_job, pinned, plan
+    maybe_recorded = bool(config.job_name) and (root / config.job_name / "job.json").is_file()
+    server = None if maybe_recorded else command_server.start(shared)
+    from flows.cli.job_start import exit_after_run, start
     from flows.cli.stopping import StopHandlers
-    from tasks_lib.container.docker_client import preflight
-    from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
 
-    from flows.local_server.prefork_client import adopt_environment
-    from flows.local_server.prefect_settings import no_heartbeats_on
-    from flows.job.job_verdict import InvalidTrialsGate
-
-    lock = None
     with StopHandlers() as stop:
-        try:  # fail fast on bad input, a changed identity, a job held by another run and a missing engine
-            new_job_id = uuid.uuid4().hex[:12]
-            planned = plan(config, new_job_id)
-            for note in planned.notes:  # the dataset was fetched, or a changed cached copy fetched again
-                typer.echo(f"tbflow: {note}", err=True)
-            if not _all_recorded(planned):
-                preflight()
-            planned, lock = lock_job(config, planned, new_job_id)  # refused at once while another run holds it
-            if _all_recorded(planned):
-                try:
-                    _finish_recorded(planned)
-                finally:
-                    lock.release()
-                return
-            config = pinned(config, planned)  # the job flow plans the same (possibly generated) job dir
-            server = server or command_server.start(shared)
-            assert server is not None
-            stop.job_dir = planned.job_dir
-            server.watch_job_dir(planned.job_dir)
-            from flows.job_flow import job_flow  # importing Prefect also overlaps the server's start
+        started = start(config, server, lambda: command_server.start(shared), stop)
+        if started.finished:  # all recorded: reports re-rendered, results shown, no Prefect
+            return
+        from flows.cli.job_run import run_flow  # Prefect: only for a job with trials to run
 
-            server.wait_ready()
-            adopt_environment()  # in a prefork's child: Prefect re-reads the now final environment
-        except InputError as exc:
-            _release(lock)
-            fail(exc.where, exc.message)
-        except DockerUnavailableError as exc:
-            _release(lock)
-            fail("docker", str(exc))
-        except RuntimeError as exc:
-            _release(lock)
-            fail("prefect", str(exc), code=1)
-        except KeyboardInterrupt:
-            _release(lock)
-            _stopped(stop, planned=None)
         stop.quiet_prefect_console()
-        def job_dir_in_use(job_dir: str) -> None:  # the flow names an unnamed job itself
-            if server is not None:
-                server.watch_job_dir(job_dir)
-            stop.job_dir = Path(job_dir)
-
-        listener = RichProgress(on_job_dir=job_dir_in_use)
-        progress.set_listener(listener)
-        gate = None
-        try:
-            with no_heartbeats_on(server):
-                result = job_flow(**config.flow_parameters())
-        except InvalidTrialsGate as exc:  # --fail-on-invalid tripped: the job ran; show it, then exit 1
-            result, gate = exc.result, str(exc)
-        except InputError as exc:
-            fail(exc.where, exc.message)
-        except DockerUnavailableError as exc:
-            fail("docker", str(exc))
-        except OSError as exc:
-            if not disk_full(exc):
-                raise
-            fail("disk full", f"{exc.strerror} ({exc.filename or config.jobs_dir}); free space under "
-                 f"{config.jobs_dir} and run `tbflow resume` on the job: recorded trials are kept", DISK_FULL)
-        except BaseException as exc:
-            if stop.signum is None and not _is_termination(exc):
-                raise
-            listener.job_finished()
-            if stop.signum is None:  # Prefect turned a SIGTERM into TerminationSignal and did not re-send it
-                stop.signum = signal.SIGTERM
-            _stopped(stop, planned)
-        finally:
-            progress.set_listener(None)
-            _release(lock)
-    print_results(result)
-    if any(r.validity.status == "error" for r in result.records):
-        raise typer.Exit(EXIT_TBFLOW_ERROR)
-    if gate is not None:
-        _gate_exit(result, config.fail_on_invalid)
-
-
-def _all_recorded(planned) -> bool:
-    return not planned.todo and planned.previous is not None
-
-
-def _release(lock) -> None:
-    if lock is not None:
-        lock.release()
-
-
-def _is_termination(exc: BaseException) -> bool:
-    from prefect.exceptions import TerminationSignal
-
-    return isinstance(exc, (KeyboardInterrupt, TerminationSignal))
-
-
-def _stopped(stop, planned) -> None:
-    """Print the one-paragraph summary of a stopped job and exit 128 + the signal number."""
-    from flows.cli.stopping import stop_summary
-
-    job_dir = stop.job_dir
-    trials = [s.trial_id for s in planned.specs] if planned is not None else []
-    from tasks_lib.store.remote_store import mirror_for
-
-    mirror = mirror_for(job_dir) if job_dir is not None else None  # a job in a store resumes by its URL
-    resume = f"tbflow resume {mirror.url if mirror else job_dir}" if job_dir is not None else ""
-    try:
-        typer.echo(stop_summary(job_dir, stop.signum or signal.SIGINT, trials, resume), err=True)
-    except (OSError, ValueError):  # the terminal is gone (SIGHUP)
-        pass
-    raise typer.Exit(stop.exit_code)
-
-
-def _finish_recorded(planned) -> None:
-    """Every trial is recorded: re-render the reports and print the results, no Prefect needed."""
-    from flows.cli.console import print_results
-    from flows.job.job_result import job_record, result_of
-    from tasks_lib.report.report_files import write_reports
-
-    typer.echo(f"tbflow: job {planned.job_dir}: all {len(planned.specs)} trials already recorded", err=True)
-    write_reports(planned.job_dir)
-    result = result_of(planned, job_record(planned), [])
-    print_results(result)
-    _gate_exit(result, planned.config.fail_on_invalid)
-
-
-def _gate_exit(result, fail_on_invalid: str | None) -> None:
-    """``--fail-on-invalid``: exit 1 with the gate's message when it trips (the job is recorded)."""
-    if not fail_on_invalid:
-        return
-    from flows.job.job_verdict import verdict_of
-    from tasks_lib.report.invalid_gate import FLAG, parse_threshold
-
-    verdict = verdict_of(result, parse_threshold(fail_on_invalid), flag=FLAG)
-    if verdict.tripped:
-        typer.echo(f"tbflow: {verdict.summary()}; {verdict.gate}", err=True)
-        raise typer.Exit(1)
+        result, gate = run_flow(started, stop)
+    exit_after_run(started, result, gate)
 
 
 gc_cli.register(app)  # here, not in main(): tests drive ``app`` directly and it imports nothing heavy
