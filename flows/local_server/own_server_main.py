@@ -27,8 +27,11 @@ import signal
 import socket
 import sys
 import threading
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
+#: what the job's lock file names as its holder while the guard removes a killed run's containers
+GUARD_COMMAND = "tbflow guard: removing the containers of a killed run"
 #: a stuck shutdown must not keep the process alive: tbflow is already gone when this matters
 HARD_EXIT_AFTER_SEC = 20.0
 
@@ -69,19 +72,32 @@ class Guard:
 
     def reap(self) -> None:
         """Remove the containers of every job dir tbflow announced (once; a second caller waits
-        for the first, so the process never exits in the middle of it)."""
+        for the first, so the process never exits in the middle of it).
+
+        Only under the job's lock (tasks_lib/store/job_lock.py): the killed run's lock is stale, so
+        the guard takes it over for the removal and gives it back. A run that took the job over
+        first (a ``resume`` right after a ``kill -9``) holds it, and its fresh containers are
+        left alone: that run removes what its predecessor left itself (tasks_lib/job/job_orphans.py)."""
         with self._reaping:
             if self._reaped:
                 return
             self._reaped = True
-            try:
-                from tasks_lib.container.docker_client import LABEL_JOB_DIR
-                from tasks_lib.container.sandbox import remove_job_containers
+            for job_dir in self.job_dirs:
+                self._reap_job(job_dir)
 
-                for job_dir in self.job_dirs:
-                    remove_job_containers(job_dir, label=LABEL_JOB_DIR)
-            except Exception as exc:  # noqa: BLE001 - the next run of the job removes them by label
-                print(f"tbflow guard: could not remove containers: {exc}", file=sys.stderr)
+    @staticmethod
+    def _reap_job(job_dir: str) -> None:
+        from tasks_lib.container.docker_client import LABEL_JOB_DIR
+        from tasks_lib.container.sandbox import remove_job_containers
+        from tasks_lib.store.job_lock import JobLock, JobLockedError
+
+        try:
+            with JobLock.acquire(Path(job_dir), command=GUARD_COMMAND):
+                remove_job_containers(job_dir, label=LABEL_JOB_DIR)
+        except JobLockedError:
+            print(f"tbflow guard: {job_dir} has a new owner; its containers are left to it", file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001 - the next run of the job removes them by label
+            print(f"tbflow guard: could not remove containers of {job_dir}: {exc}", file=sys.stderr)
 
 
 def prefect_app_server():

@@ -193,15 +193,16 @@ class JobLock:
         self._beat: threading.Thread | None = None
 
     @classmethod
-    def acquire(cls, job_dir: Path) -> "JobLock":
-        """Take the lock of ``job_dir`` (created if missing) or raise ``JobLockedError``."""
+    def acquire(cls, job_dir: Path, command: str | None = None) -> "JobLock":
+        """Take the lock of ``job_dir`` (created if missing) or raise ``JobLockedError``;
+        ``command`` is what the lock file says holds it (default: this process's command line)."""
         key = os.path.realpath(job_dir)
         with _held_guard:
             lock = _held.get(key)
             if lock is None:
                 lock = cls(Path(key))
                 Path(key).mkdir(parents=True, exist_ok=True)
-                holder = me()
+                holder = me(command)
                 _take(lock.path, holder, Path(job_dir))
                 lock.holder = holder
                 lock._start_heartbeat()
