@@ -20,16 +20,13 @@ CLIs with its own URL and auth handling, which must not leak in.
 
 from __future__ import annotations
 
-import ast
-import inspect
-
 import hashlib
+import inspect
 import json
 import os
 import re
 import shlex
 import shutil
-import threading
 from abc import abstractmethod
 from pathlib import Path
 from typing import Callable
@@ -57,6 +54,9 @@ MODEL_RETRIES = 2
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./-]+")
 #: bump when the bundle layout changes, so old cache entries are not reused
 BUNDLE_LAYOUT = 1
+#: the modules of ``harnesses/cli`` every CLI adapter builds on; each other module there is one
+#: CLI's own (``tests/test_resume_refuses_changed_identity.py`` fails when a module is neither)
+SHARED_MODULES = ("cli_harness.py", "usage_parsers.py")
 
 
 class UnsupportedPlatformError(PackageFetchError):
@@ -67,10 +67,6 @@ class PreparedCliHarness(PreparedHarness):
     """A prepared CLI harness plus what its bundle was built from (for the job's provenance)."""
 
     provenance: list[BundleProvenance] = Field(default_factory=list)
-
-
-#: CPython 3.11's parser is not safe to run from two trial threads at once (seen in a suite run)
-_AST_LOCK = threading.Lock()
 
 
 def v1_url(base_url: str) -> str:
@@ -137,6 +133,13 @@ def assemble_bundle(harness: str, version: str, inputs: list[BundleProvenance],
     return entry, [BundleProvenance.model_validate(p) for p in manifest["provenance"]]
 
 
+def shared_sources() -> list[Path]:
+    """What every CLI harness's behaviour depends on besides its own module (the job identity)."""
+    folder = Path(__file__).resolve().parent
+    bundles = [p for p in (folder.parent / "bundles").glob("*.py") if p.name != "__init__.py"]
+    return [*(folder / name for name in SHARED_MODULES), *bundles, Path(inspect.getfile(harness_api)).resolve()]
+
+
 class CliHarness(Harness):
     """Base of the agent-CLI adapters. Subclasses pin ``version`` and say how to bundle and run."""
 
@@ -153,19 +156,13 @@ class CliHarness(Harness):
     def adapter_sources(self) -> list[Path]:
         """The files whose change changes this harness's behaviour, for the job identity.
 
-        Its own module plus every shared module of ``harnesses/cli`` (this base class, usage
-        parsing), all of ``harnesses/bundles`` (bundling, Node runtime) and the harness interface
-        (``tasks_lib/trial/harness_api.py``): computed from the folders, so a shared file added
-        later is covered without anyone listing it. The reference harnesses, the registry and the
-        other CLIs' own modules are left out, so changing codex does not refuse a pi job.
+        Its own module plus the shared modules of ``harnesses/cli`` (``SHARED_MODULES``: this base
+        class, usage parsing), all of ``harnesses/bundles`` (bundling, Node runtime; taken from the
+        folder, so a file added there is covered without anyone listing it) and the harness
+        interface (``tasks_lib/trial/harness_api.py``). The reference harnesses, the registry and
+        the other CLIs' own modules are left out, so changing codex does not refuse a pi job.
         """
-        folder = Path(__file__).resolve().parent
-        own = Path(inspect.getfile(type(self))).resolve()
-        others = _adapter_modules(folder)
-        skip = {folder / "__init__.py"} | (others - {own})
-        shared = [p for p in folder.glob("*.py") if p not in skip]
-        bundles = [p for p in (folder.parent / "bundles").glob("*.py") if p.name != "__init__.py"]
-        return sorted([*shared, *bundles, Path(inspect.getfile(harness_api)).resolve()])
+        return sorted({Path(inspect.getfile(type(self))).resolve(), *shared_sources()})
 
     @property
     def target(self) -> str:
@@ -250,17 +247,3 @@ class NativeCliHarness(CliHarness):
         return assemble_bundle(self.name, self.version, [provenance(package_dir)],
                                lambda tmp: link_or_copy(binary, tmp / "bin" / self.cli))
 
-
-def _adapter_modules(folder: Path) -> set[Path]:
-    """The modules of ``folder`` that define a concrete CLI adapter (a class that sets its harness
-    ``name = "..."``), found by reading their source: importing the registry here would be an
-    import cycle (the registry imports every adapter, and the adapters import this module)."""
-
-    def names_a_harness(node: ast.stmt) -> bool:
-        return (isinstance(node, ast.ClassDef) and any(
-            isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)
-            and any(isinstance(t, ast.Name) and t.id == "name" for t in st.targets) for st in node.body))
-
-    with _AST_LOCK:  # ast.parse from several threads at once can fail in 3.11 ("AST constructor recursion depth")
-        return {path.resolve() for path in folder.glob("*.py")
-                if any(names_a_harness(n) for n in ast.parse(path.read_text(encoding="utf-8")).body)}
