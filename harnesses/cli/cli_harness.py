@@ -33,13 +33,14 @@ from typing import Callable
 
 from pydantic import Field
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.trial import harness_api
 from tasks_lib.trial.harness_api import Harness, ModelAccess, PreparedHarness, Upload
 from tasks_lib.errors import HarnessSetupError
 from tasks_lib.job.records import Usage
 from tasks_lib.job.task_model import Task
 
-from harnesses.bundles.bundle_cache import build_atomically, cache_root
+from harnesses.bundles.bundle_cache import build_atomically
 from harnesses.bundles.node_runtime import target_machine
 from harnesses.bundles.npm_bundle import (BundleProvenance, NpmPackage, PackageFetchError, check_exact_version,
                                           fetch_package, provenance)
@@ -122,7 +123,7 @@ def assemble_bundle(harness: str, version: str, inputs: list[BundleProvenance],
     """
     identity = json.dumps([BUNDLE_LAYOUT, [[p.name, p.version, p.integrity] for p in inputs]])
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    entry = cache_root() / "bundles" / harness / version / key
+    entry = cache_dir() / "bundles" / harness / version / key
     expect = {"kind": "harness-bundle", "harness": harness, "version": version, "key": key}
 
     def build(tmp: Path) -> dict:
