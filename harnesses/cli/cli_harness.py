@@ -9,8 +9,8 @@ config-dir variable pointing into ``/tmp/tbflow-<harness>/`` (never the containe
 stdout (the JSON event log) ``<cli>.jsonl``, stderr ``<cli>.stderr.log``.
 
 Config that depends on the trial (the gateway URL) is passed as flags or environment where the
-CLI allows it; where a CLI only reads a file (pi's ``models.json``), the argv is a small
-``sh -c`` prelude that writes it into the harness-owned dir and then ``exec``s the CLI. The token
+CLI allows it; where a CLI only reads a file (pi's ``models.json``), the argv is ``sh -c`` running the fixed
+prelude ``agent_prelude.sh``, which writes it into the harness-owned dir and then ``exec``s the CLI. The token
 is only ever an environment variable, never written to a file.
 
 All adapters register the gateway under one fixed provider id, ``tbflow``, rather than
@@ -20,14 +20,15 @@ CLIs with its own URL and auth handling, which must not leak in.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
 import os
 import re
-import shlex
 import shutil
 from abc import abstractmethod
+from importlib import resources
 from pathlib import Path
 from typing import Callable
 
@@ -52,7 +53,9 @@ PROVIDER_ID = "tbflow"
 #: retries of a failed model request: a few for transient gateway errors, few enough that a
 #: 401 fails in seconds (claude's default of 10 takes about three minutes)
 MODEL_RETRIES = 2
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_./-]+")
+_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: the fixed shell script every ``sh_prelude`` command runs (package data, shellcheck-clean)
+PRELUDE_SH = "agent_prelude.sh"
 #: bump when the bundle layout changes, so old cache entries are not reused
 BUNDLE_LAYOUT = 1
 #: the modules of ``harnesses/cli`` every CLI adapter builds on; each other module there is one
@@ -82,25 +85,30 @@ def root_url(base_url: str) -> str:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
+@functools.cache
+def prelude_script() -> str:
+    """The text of ``agent_prelude.sh`` (package data beside this module)."""
+    return resources.files("harnesses.cli").joinpath(PRELUDE_SH).read_text(encoding="utf-8")
+
+
 def sh_prelude(dirs: list[str], files: list[tuple[str, str]], argv: list[str],
                env_defaults: dict[str, str] | None = None) -> list[str]:
     """argv of ``sh -c`` that creates ``dirs``, writes ``files`` (path, content), then execs ``argv``.
 
     ``env_defaults`` are exported only where the image's environment leaves them unset, so an
-    image that sets e.g. ``XDG_CONFIG_HOME`` keeps it. Contents travel as positional parameters,
-    so no JSON is quoted inside the script.
+    image that sets e.g. ``XDG_CONFIG_HOME`` keeps it. The script is the fixed file
+    ``agent_prelude.sh``; every input travels as a positional parameter (counted groups: the
+    defaults, the dirs, the files, then ``argv``), so nothing is ever quoted into shell code.
     """
-    steps = []
-    for key, value in (env_defaults or {}).items():
-        if not _SAFE_WORD.fullmatch(key) or not _SAFE_WORD.fullmatch(value):
-            raise ValueError(f"env default {key}={value!r} needs quoting; use plain paths")
-        steps.append(f': "${{{key}:={value}}}" && export {key}')
-    if dirs:
-        steps.append(f"mkdir -p {' '.join(shlex.quote(d) for d in dirs)}")
-    for path, _ in files:
-        steps += [f"printf '%s\\n' \"$1\" > {shlex.quote(path)}", "shift"]
-    script = " && ".join(steps) + ' && exec "$@"'
-    return ["sh", "-c", script, "sh", *[content for _, content in files], *argv]
+    defaults = list((env_defaults or {}).items())
+    for key, _ in defaults:
+        if not _VAR_NAME.fullmatch(key):
+            raise ValueError(f"env default {key!r} is not a variable name")
+    return ["sh", "-c", prelude_script(), "sh",
+            str(len(defaults)), *(f"{key}={value}" for key, value in defaults),
+            str(len(dirs)), *dirs,
+            str(len(files)), *(part for file in files for part in file),
+            *argv]
 
 
 def link_or_copy(src: Path, dst: Path) -> None:
