@@ -3,12 +3,10 @@ run-verifier → classify, each a Prefect task, run inline inside one ``trial`` 
 
 One thread holds one trial (the topology measured fastest, docs/architecture.md §4).
 
-Caching: only build-image is cached, with an explicit key
-``<job id>/<trial id>/<stage>-<job identity>-g<generation>-v<STAGE_KEY_VERSION>`` — never
-Prefect's INPUTS policy, which collides across tasks, nor its default, which includes the run id.
-It commits eagerly, so a crash later in the trial does not redo it, and a cached build whose image
-was pruned is a miss (prepare-harness keeps its result in the harness bundle cache on disk).
-run-agent, kill-process-groups and run-verifier are never cached: their evidence lives in the
+Caching: no stage is cached by Prefect. build-image needs no cache: ``ensure_image`` finds an
+image already built for the task's context and reuses it in milliseconds (a pruned image is simply
+built again), and prepare-harness keeps its result in the harness bundle cache on disk.
+run-agent, kill-process-groups and run-verifier must not be cached: their evidence lives in the
 trial's container and in a trial dir that every run of the trial starts empty, so a re-run trial
 (a crash, an unreadable trial.json) must run them again rather than reuse results whose logs are
 gone. classify is never cached, so fixes to the rules apply on resume.
@@ -45,7 +43,6 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
-from prefect.transactions import CommitMode, transaction
 
 from tasks_lib.trial.harness_api import PreparedHarness
 from tasks_lib.trial.host_agent_api import HostHarness
@@ -60,7 +57,7 @@ from tasks_lib.container.docker_client import (DOCKER_ERRORS, ENGINE_WAIT_SEC, L
 from tasks_lib.errors import (PLUGIN_TRACEBACK, ContainerError, EnvironmentFailure, HarnessPluginError,
                               HarnessSetupError, disk_full)
 from tasks_lib.trial.image_ahead import take_ahead
-from tasks_lib.trial.images import ensure_image, image_present
+from tasks_lib.trial.images import ensure_image
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.trial.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
@@ -72,24 +69,7 @@ from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
-STAGE_KEY_VERSION = 3
 _NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
-
-
-def stage_key(stage: str):
-    """A cache-key function for ``stage``; a trial's spec must be its ``spec`` parameter."""
-
-    def key(ctx: TaskRunContext, params: dict) -> str | None:
-        spec: TrialSpec = params["spec"]
-        return (f"{spec.job_id}/{spec.trial_id}/{stage}-{spec.identity_digest[:16]}-g{spec.generation}"
-                f"-v{STAGE_KEY_VERSION}")
-
-    return key
-
-
-def _build_key(ctx: TaskRunContext, params: dict) -> str | None:
-    """Like ``stage_key``, but a miss when the image is gone (Prefect cannot see a pruned image)."""
-    return stage_key("build-image")(ctx, params) if image_present(params["task_"]) else None
 
 
 @task(name="prepare-harness", task_run_name="{spec.trial_id} · prepare-harness", **_NO_CACHE)
@@ -108,7 +88,7 @@ def trial_harness(spec: TrialSpec):
     return guarded(get_harness(ref), resolve_harness(ref).source)
 
 
-@task(name="build-image", task_run_name="{spec.trial_id} · build-image")
+@task(name="build-image", task_run_name="{spec.trial_id} · build-image", **_NO_CACHE)
 def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
     """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
     return (take_ahead(spec.job_id, task_, trial_dir, first_try)
@@ -183,19 +163,14 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     image = agent = kill = verifier = error = prepared = broke = logs = None
     flags: list[TrialFlag] = []
     retryable = True
-    storage: dict[str, Any] = dict(result_storage=store.job_dir / ".cache", persist_result=True)
     try:
         if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
             raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
         task_ = load_task(Path(spec.task_path))
         if spec.force_build:
             task_ = task_.built_from_context()
-        with transaction(commit_mode=CommitMode.EAGER):
-            prepared = prepare_harness(spec, task_)
-            image = build_image.with_options(cache_key_fn=_build_key, **storage)(spec, task_, trial_dir,
-                                                                                 run_count <= 1)
-        if image.build_log and not (trial_dir / image.build_log).exists():
-            image = image.model_copy(update={"build_log": None})  # cached from an earlier try
+        prepared = prepare_harness(spec, task_)
+        image = build_image(spec, task_, trial_dir, run_count <= 1)
         agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)
         flags += agent.flags
         kill = kill_stage(spec, agent)

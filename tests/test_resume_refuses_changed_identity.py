@@ -97,3 +97,18 @@ def test_cli_adapter_identity_covers_shared_modules_but_not_other_clis():
             "harnesses/bundles/npm_bundle.py", "tasks_lib/trial/harness_api.py"} <= set(codex)
     assert "harnesses/cli/pi.py" not in codex and "harnesses/reference.py" not in codex
     assert set(adapter_files(get_harness("oracle"))) == {"harnesses/reference.py", "tasks_lib/trial/harness_api.py"}
+
+
+def test_every_cli_module_is_one_clis_own_or_shared_by_all():
+    """``SHARED_MODULES`` is listed by hand: a module added to harnesses/cli that is neither a
+    built-in CLI's own nor listed there would be left out of every CLI job's identity."""
+    import inspect
+
+    import harnesses.cli as cli
+    from harnesses.cli.cli_harness import SHARED_MODULES
+    from harnesses.registry import builtin_names, resolve_harness
+
+    folder = Path(inspect.getfile(cli)).parent
+    own = {Path(inspect.getfile(resolve_harness(n).cls)) for n in builtin_names()}
+    modules = {p for p in folder.glob("*.py") if p.name != "__init__.py"}
+    assert {p.name for p in modules - own} == set(SHARED_MODULES)

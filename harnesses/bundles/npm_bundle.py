@@ -27,10 +27,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.container.archives import check_member
 from tasks_lib.errors import HarnessSetupError, UnsafeArchiveError
 
-from harnesses.bundles.bundle_cache import build_atomically, cache_root, read_valid
+from harnesses.bundles.bundle_cache import build_atomically, read_valid
 
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -166,7 +167,7 @@ def registry_integrity(pkg: NpmPackage, cwd: Path) -> str:
 
 
 def _entry_dir(pkg: NpmPackage, integrity: str) -> Path:
-    return cache_root() / "npm" / pkg.name / pkg.version / sri_digest(integrity).hex()[:16]
+    return cache_dir() / "npm" / pkg.name / pkg.version / sri_digest(integrity).hex()[:16]
 
 
 def _expect(pkg: NpmPackage, integrity: str) -> dict:
@@ -178,7 +179,7 @@ def _cached(pkg: NpmPackage) -> Path | None:
     if pkg.integrity:
         entry = _entry_dir(pkg, pkg.integrity)
         return entry if read_valid(entry, _expect(pkg, pkg.integrity)) else None
-    version_dir = cache_root() / "npm" / pkg.name / pkg.version
+    version_dir = cache_dir() / "npm" / pkg.name / pkg.version
     found = []
     for entry in sorted(version_dir.glob("[0-9a-f]*")) if version_dir.is_dir() else []:
         manifest = read_valid(entry, {"kind": "npm-package", "name": pkg.name, "version": pkg.version})
@@ -192,7 +193,7 @@ def fetch_package(pkg: NpmPackage) -> Path:
     entry = _cached(pkg)
     if entry is not None:
         return entry / "package"
-    cwd = cache_root() / "npm"
+    cwd = cache_dir() / "npm"
     cwd.mkdir(parents=True, exist_ok=True)
     integrity = registry_integrity(pkg, cwd)
     if pkg.integrity and sri_digest(integrity) != sri_digest(pkg.integrity):

@@ -9,8 +9,8 @@ config-dir variable pointing into ``/tmp/tbflow-<harness>/`` (never the containe
 stdout (the JSON event log) ``<cli>.jsonl``, stderr ``<cli>.stderr.log``.
 
 Config that depends on the trial (the gateway URL) is passed as flags or environment where the
-CLI allows it; where a CLI only reads a file (pi's ``models.json``), the argv is a small
-``sh -c`` prelude that writes it into the harness-owned dir and then ``exec``s the CLI. The token
+CLI allows it; where a CLI only reads a file (pi's ``models.json``), the argv is ``sh -c`` running the fixed
+prelude ``agent_prelude.sh``, which writes it into the harness-owned dir and then ``exec``s the CLI. The token
 is only ever an environment variable, never written to a file.
 
 All adapters register the gateway under one fixed provider id, ``tbflow``, rather than
@@ -20,29 +20,28 @@ CLIs with its own URL and auth handling, which must not leak in.
 
 from __future__ import annotations
 
-import ast
-import inspect
-
+import functools
 import hashlib
+import inspect
 import json
 import os
 import re
-import shlex
 import shutil
-import threading
 from abc import abstractmethod
+from importlib import resources
 from pathlib import Path
 from typing import Callable
 
 from pydantic import Field
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.trial import harness_api
 from tasks_lib.trial.harness_api import Harness, ModelAccess, PreparedHarness, Upload
 from tasks_lib.errors import HarnessSetupError
 from tasks_lib.records.record_models import Usage
 from tasks_lib.task.task_model import Task
 
-from harnesses.bundles.bundle_cache import build_atomically, cache_root
+from harnesses.bundles.bundle_cache import build_atomically
 from harnesses.bundles.node_runtime import target_machine
 from harnesses.bundles.npm_bundle import (BundleProvenance, NpmPackage, PackageFetchError, check_exact_version,
                                           fetch_package, provenance)
@@ -54,9 +53,14 @@ PROVIDER_ID = "tbflow"
 #: retries of a failed model request: a few for transient gateway errors, few enough that a
 #: 401 fails in seconds (claude's default of 10 takes about three minutes)
 MODEL_RETRIES = 2
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_./-]+")
+_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: the fixed shell script every ``sh_prelude`` command runs (package data, shellcheck-clean)
+PRELUDE_SH = "agent_prelude.sh"
 #: bump when the bundle layout changes, so old cache entries are not reused
 BUNDLE_LAYOUT = 1
+#: the modules of ``harnesses/cli`` every CLI adapter builds on; each other module there is one
+#: CLI's own (``tests/test_resume_refuses_changed_identity.py`` fails when a module is neither)
+SHARED_MODULES = ("cli_harness.py", "usage_parsers.py")
 
 
 class UnsupportedPlatformError(PackageFetchError):
@@ -67,10 +71,6 @@ class PreparedCliHarness(PreparedHarness):
     """A prepared CLI harness plus what its bundle was built from (for the job's provenance)."""
 
     provenance: list[BundleProvenance] = Field(default_factory=list)
-
-
-#: CPython 3.11's parser is not safe to run from two trial threads at once (seen in a suite run)
-_AST_LOCK = threading.Lock()
 
 
 def v1_url(base_url: str) -> str:
@@ -85,25 +85,30 @@ def root_url(base_url: str) -> str:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
+@functools.cache
+def prelude_script() -> str:
+    """The text of ``agent_prelude.sh`` (package data beside this module)."""
+    return resources.files("harnesses.cli").joinpath(PRELUDE_SH).read_text(encoding="utf-8")
+
+
 def sh_prelude(dirs: list[str], files: list[tuple[str, str]], argv: list[str],
                env_defaults: dict[str, str] | None = None) -> list[str]:
     """argv of ``sh -c`` that creates ``dirs``, writes ``files`` (path, content), then execs ``argv``.
 
     ``env_defaults`` are exported only where the image's environment leaves them unset, so an
-    image that sets e.g. ``XDG_CONFIG_HOME`` keeps it. Contents travel as positional parameters,
-    so no JSON is quoted inside the script.
+    image that sets e.g. ``XDG_CONFIG_HOME`` keeps it. The script is the fixed file
+    ``agent_prelude.sh``; every input travels as a positional parameter (counted groups: the
+    defaults, the dirs, the files, then ``argv``), so nothing is ever quoted into shell code.
     """
-    steps = []
-    for key, value in (env_defaults or {}).items():
-        if not _SAFE_WORD.fullmatch(key) or not _SAFE_WORD.fullmatch(value):
-            raise ValueError(f"env default {key}={value!r} needs quoting; use plain paths")
-        steps.append(f': "${{{key}:={value}}}" && export {key}')
-    if dirs:
-        steps.append(f"mkdir -p {' '.join(shlex.quote(d) for d in dirs)}")
-    for path, _ in files:
-        steps += [f"printf '%s\\n' \"$1\" > {shlex.quote(path)}", "shift"]
-    script = " && ".join(steps) + ' && exec "$@"'
-    return ["sh", "-c", script, "sh", *[content for _, content in files], *argv]
+    defaults = list((env_defaults or {}).items())
+    for key, _ in defaults:
+        if not _VAR_NAME.fullmatch(key):
+            raise ValueError(f"env default {key!r} is not a variable name")
+    return ["sh", "-c", prelude_script(), "sh",
+            str(len(defaults)), *(f"{key}={value}" for key, value in defaults),
+            str(len(dirs)), *dirs,
+            str(len(files)), *(part for file in files for part in file),
+            *argv]
 
 
 def link_or_copy(src: Path, dst: Path) -> None:
@@ -126,7 +131,7 @@ def assemble_bundle(harness: str, version: str, inputs: list[BundleProvenance],
     """
     identity = json.dumps([BUNDLE_LAYOUT, [[p.name, p.version, p.integrity] for p in inputs]])
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    entry = cache_root() / "bundles" / harness / version / key
+    entry = cache_dir() / "bundles" / harness / version / key
     expect = {"kind": "harness-bundle", "harness": harness, "version": version, "key": key}
 
     def build(tmp: Path) -> dict:
@@ -135,6 +140,13 @@ def assemble_bundle(harness: str, version: str, inputs: list[BundleProvenance],
 
     manifest = build_atomically(entry, expect, build)
     return entry, [BundleProvenance.model_validate(p) for p in manifest["provenance"]]
+
+
+def shared_sources() -> list[Path]:
+    """What every CLI harness's behaviour depends on besides its own module (the job identity)."""
+    folder = Path(__file__).resolve().parent
+    bundles = [p for p in (folder.parent / "bundles").glob("*.py") if p.name != "__init__.py"]
+    return [*(folder / name for name in SHARED_MODULES), *bundles, Path(inspect.getfile(harness_api)).resolve()]
 
 
 class CliHarness(Harness):
@@ -153,19 +165,13 @@ class CliHarness(Harness):
     def adapter_sources(self) -> list[Path]:
         """The files whose change changes this harness's behaviour, for the job identity.
 
-        Its own module plus every shared module of ``harnesses/cli`` (this base class, usage
-        parsing), all of ``harnesses/bundles`` (bundling, Node runtime) and the harness interface
-        (``tasks_lib/trial/harness_api.py``): computed from the folders, so a shared file added
-        later is covered without anyone listing it. The reference harnesses, the registry and the
-        other CLIs' own modules are left out, so changing codex does not refuse a pi job.
+        Its own module plus the shared modules of ``harnesses/cli`` (``SHARED_MODULES``: this base
+        class, usage parsing), all of ``harnesses/bundles`` (bundling, Node runtime; taken from the
+        folder, so a file added there is covered without anyone listing it) and the harness
+        interface (``tasks_lib/trial/harness_api.py``). The reference harnesses, the registry and
+        the other CLIs' own modules are left out, so changing codex does not refuse a pi job.
         """
-        folder = Path(__file__).resolve().parent
-        own = Path(inspect.getfile(type(self))).resolve()
-        others = _adapter_modules(folder)
-        skip = {folder / "__init__.py"} | (others - {own})
-        shared = [p for p in folder.glob("*.py") if p not in skip]
-        bundles = [p for p in (folder.parent / "bundles").glob("*.py") if p.name != "__init__.py"]
-        return sorted([*shared, *bundles, Path(inspect.getfile(harness_api)).resolve()])
+        return sorted({Path(inspect.getfile(type(self))).resolve(), *shared_sources()})
 
     @property
     def target(self) -> str:
@@ -250,17 +256,3 @@ class NativeCliHarness(CliHarness):
         return assemble_bundle(self.name, self.version, [provenance(package_dir)],
                                lambda tmp: link_or_copy(binary, tmp / "bin" / self.cli))
 
-
-def _adapter_modules(folder: Path) -> set[Path]:
-    """The modules of ``folder`` that define a concrete CLI adapter (a class that sets its harness
-    ``name = "..."``), found by reading their source: importing the registry here would be an
-    import cycle (the registry imports every adapter, and the adapters import this module)."""
-
-    def names_a_harness(node: ast.stmt) -> bool:
-        return (isinstance(node, ast.ClassDef) and any(
-            isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)
-            and any(isinstance(t, ast.Name) and t.id == "name" for t in st.targets) for st in node.body))
-
-    with _AST_LOCK:  # ast.parse from several threads at once can fail in 3.11 ("AST constructor recursion depth")
-        return {path.resolve() for path in folder.glob("*.py")
-                if any(names_a_harness(n) for n in ast.parse(path.read_text(encoding="utf-8")).body)}

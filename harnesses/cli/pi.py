@@ -34,11 +34,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
 from tasks_lib.task.task_model import Task
 
 from harnesses.cli import usage_parsers
-from harnesses.bundles.bundle_cache import cache_root
 from harnesses.cli.cli_harness import (MODEL_RETRIES, PROVIDER_ID, TOKEN_ENV, CliHarness, UnsupportedPlatformError,
                                        assemble_bundle, link_or_copy, sh_prelude, v1_url)
 from harnesses.bundles.node_runtime import node_provenance, node_runtime, target_machine
@@ -80,7 +80,7 @@ class PiHarness(CliHarness):
         if machine not in NPM_PLATFORM:
             raise UnsupportedPlatformError(f"harness {self.name}: no pinned platform for machine {machine!r}")
         pkg = self.package()
-        integrity = pkg.integrity or registry_integrity(pkg, cache_root())
+        integrity = pkg.integrity or registry_integrity(pkg, cache_dir())
         top = BundleProvenance(name=PACKAGE, version=self.version, integrity=integrity, source="npm")
         node_dir = node_runtime(machine)
         return assemble_bundle(self.name, self.version, [top, node_provenance(machine)],

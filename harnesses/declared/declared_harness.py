@@ -20,7 +20,6 @@ own directory (``x.toml``), never by an absolute path, as for a ``path/file.py:C
 from __future__ import annotations
 
 import hashlib
-import inspect
 import sys
 import threading
 import tomllib
@@ -31,13 +30,12 @@ from pydantic import ValidationError
 
 from harnesses.bundles.node_runtime import node_provenance, node_runtime, target_machine
 from harnesses.bundles.npm_bundle import BundleProvenance, IntegrityMismatchError, NpmPackage, fetch_package, provenance
-from harnesses.cli.cli_harness import CliHarness, assemble_bundle, link_or_copy, sh_prelude
+from harnesses.cli.cli_harness import CliHarness, assemble_bundle, link_or_copy, sh_prelude, shared_sources
 from harnesses.declared import field_usage, local_bundle
 from harnesses.declared.spec import HarnessFile, check_placeholders, fill
 from tasks_lib.errors import InputError
 from tasks_lib.records.record_models import Usage
 from tasks_lib.task.task_model import Task
-from tasks_lib.trial import harness_api
 from tasks_lib.trial.harness_api import AgentCommand, ModelAccess, PreparedHarness
 
 SHIPPED_DIR = Path(__file__).resolve().parent
@@ -74,11 +72,8 @@ class DeclaredHarness(CliHarness):
     def adapter_sources(self) -> list[Path]:
         """The file itself, the code that reads it (this package), and what every CLI harness
         shares (base class, usage parsers, bundling, the harness interface)."""
-        cli = Path(inspect.getfile(CliHarness)).resolve().parent
         own = [p for p in SHIPPED_DIR.glob("*.py") if p.name != "__init__.py"]
-        bundles = [p for p in (cli.parent / "bundles").glob("*.py") if p.name != "__init__.py"]
-        shared = [cli / "cli_harness.py", cli / "usage_parsers.py"]
-        return sorted({self.spec_path, *own, *shared, *bundles, Path(inspect.getfile(harness_api)).resolve()})
+        return sorted({self.spec_path, *own, *shared_sources()})
 
     def bundle(self) -> tuple[Path, list[BundleProvenance]]:
         b = self.spec.bundle

@@ -3,7 +3,7 @@
 Two tbflow commands started together on the same dataset (two harnesses compared side by side,
 or a job and its shard on one machine) would otherwise both find the image missing and both build
 it: twice the CPU on a machine whose trials need it, for the same result. The lock is an
-``flock`` on a file in the cache dir (``$TBFLOW_CACHE_DIR``, default ``~/.cache/tbflow``), named by
+``flock`` on a file in the cache dir (``tasks_lib/cache_dir.py``), named by
 the Docker engine and the tag; the kernel drops it when its holder dies, so a killed build never
 leaves it held. Waiting polls, so Ctrl-C still stops a trial waiting for another process's build.
 """

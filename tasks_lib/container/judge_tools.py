@@ -19,7 +19,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from tasks_lib.container.static_build import cache_root, ensure_static_binary, sources_digest
+from tasks_lib.cache_dir import cache_dir
+from tasks_lib.container.static_build import ensure_static_binary, sources_digest
 
 SOURCES_DIR = Path(__file__).resolve().parent / "judge"
 #: where the tools volume is mounted in every trial container
@@ -53,7 +54,7 @@ def tools_tar() -> Path:
     binary = judge_binary()
     bash = HOST_BASH_STATIC.read_bytes() if HOST_BASH_STATIC.is_file() else None
     key = hashlib.sha256((sources_digest(judge_sources()) + hashlib.sha256(bash or b"").hexdigest()).encode())
-    target = cache_root("judge") / f"tools-{key.hexdigest()[:24]}.tar"
+    target = cache_dir() / "judge" / f"tools-{key.hexdigest()[:24]}.tar"
     if target.is_file():
         return target
     data = binary.read_bytes()

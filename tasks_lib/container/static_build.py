@@ -3,8 +3,8 @@
 Why compile on the host: trial images are arbitrary (no compiler, maybe no libc we know), so
 tbflow's in-container programs (the judge, the model relay) ship as ``gcc -static`` binaries that
 run in any x86_64 Linux image. A binary is cached under
-``<cache>/<kind>/<sha256 of its sources>/<name>`` (``$XDG_CACHE_HOME/tbflow``, default
-``~/.cache/tbflow``), so a changed source gets a new directory and a stale binary is never reused.
+``<cache dir>/<kind>/<sha256 of its sources>/<name>`` (``tasks_lib/cache_dir.py``), so a changed
+source gets a new directory and a stale binary is never reused.
 
 Concurrency: every caller compiles into its own temporary file and renames it into place
 (``os.replace`` is atomic on one filesystem); two callers may both compile, the last rename wins
@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from tasks_lib.cache_dir import cache_dir as tbflow_cache_dir
 from tasks_lib.errors import TbflowError
 
 GCC_FLAGS = ["-static", "-O2", "-s", "-Wall", "-Wextra"]
@@ -35,11 +36,6 @@ class StaticBuildError(TbflowError):
     """
 
 
-def cache_root(kind: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tbflow" / kind
-
-
 def sources_digest(sources: list[Path]) -> str:
     h = hashlib.sha256()
     for src in sources:
@@ -53,7 +49,7 @@ def ensure_static_binary(kind: str, name: str, sources: list[Path], cache_dir: P
         digest = sources_digest(sources)
     except OSError as exc:
         raise StaticBuildError(f"{name} source is unreadable: {exc} (is it in the installed package data?)") from exc
-    root = cache_dir or cache_root(kind)
+    root = cache_dir or tbflow_cache_dir() / kind
     target = root / digest / name
     if _usable(target):
         return target

@@ -1,6 +1,6 @@
 """The dataset cache: one verified entry per dataset version, fetched once, shared, atomic.
 
-Layout under ``$TBFLOW_CACHE_DIR/datasets`` (default ``~/.cache/tbflow/datasets``):
+Layout under ``<cache dir>/datasets`` (``tasks_lib/cache_dir.py``; default ``~/.cache/tbflow/datasets``):
 
 * ``<kind>/<name>@<version>-<source key>/``: an entry (``kind`` registry or package; ``/`` of an
   org name becomes ``__``; the key is 12 hex digits of sha256 of the registry's canonical
@@ -41,7 +41,7 @@ _verified: dict[tuple[Path, str], tuple] = {}
 
 
 def datasets_root() -> Path:
-    """``$TBFLOW_CACHE_DIR/datasets``, the cache dir defaulting to ``~/.cache/tbflow``."""
+    """``datasets`` in tbflow's cache dir (``tasks_lib/cache_dir.py``)."""
     return cache_dir() / "datasets"
 
 

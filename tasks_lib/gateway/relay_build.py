@@ -1,7 +1,7 @@
 """Build the in-container relay (``tbflow-relay``) once per source version, on the host.
 
 The relay ships as one ``gcc -static`` binary that runs in any x86_64 Linux image, cached under
-``~/.cache/tbflow/relay/<sha256 of relay.c>/tbflow-relay`` (``$XDG_CACHE_HOME`` is honoured); the
+``<cache dir>/relay/<sha256 of relay.c>/tbflow-relay`` (``tasks_lib/cache_dir.py``); the
 ``<sha>/`` directory holds only the finished binary, so it can be uploaded as a whole. Compiling,
 caching and atomic replacement are ``tasks_lib/container/static_build.py``'s.
 """

@@ -1,7 +1,7 @@
 """How long earlier trials of a task took: the first source of a trial's expected duration.
 
 Every job on the machine reads and writes one small SQLite file,
-``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (default ``~/.cache/tbflow``; ``$TBFLOW_HISTORY`` names
+``trial-history.sqlite`` in the cache dir (``tasks_lib/cache_dir.py``; ``$TBFLOW_HISTORY`` names
 another file). SQLite gives what two
 tbflow runs at once need without hand-written locking: each record is one transaction (a reader
 never sees half a write), writers wait for each other (``busy_timeout``), and WAL mode lets readers
@@ -36,7 +36,7 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS trial_duration (
 
 def history_path() -> Path:
     """``$TBFLOW_HISTORY`` when set (tests keep their own), else
-    ``$TBFLOW_CACHE_DIR/trial-history.sqlite`` (the cache dir defaults to ``~/.cache/tbflow``)."""
+    ``trial-history.sqlite`` in tbflow's cache dir."""
     if own := os.environ.get("TBFLOW_HISTORY"):
         return Path(own)
     return cache_dir() / HISTORY_FILE

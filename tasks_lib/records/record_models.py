@@ -157,6 +157,8 @@ class Validity(BaseModel):
     reached_model_by: Literal["cli_log", "gateway"] | None = None
 
 
+# Unknown fields are ignored (pydantic's default), so records that still carry ``identity_digest``
+# and ``generation`` (the keys of a build-image cache tbflow no longer has) load.
 class TrialSpec(BaseModel):
     """Everything that identifies one trial of a job."""
 
@@ -169,11 +171,6 @@ class TrialSpec(BaseModel):
     attempt: int
     model: str | None = None
     timeout_multiplier: float = 1.0
-    #: the job identity's digest; part of every stage's cache key
-    identity_digest: str = ""
-    #: bumped each time the trial is re-run after an invalid record (``--rerun-invalid``), so no
-    #: cached stage result of an earlier try is reused
-    generation: int = 0
     #: each log file copied out of the container is cut at this size (``--max-log-mb``)
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
     #: how the job names the harness when that is not its key: ``module:Class`` or

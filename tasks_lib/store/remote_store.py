@@ -20,8 +20,8 @@ Credentials come only from the environment or the user's fsspec/boto configurati
 ``AWS_ENDPOINT_URL``, ``~/.aws``); a URL carrying credentials is refused, so the URL — which is
 recorded in ``job.json`` and shown in logs and reports — never holds a secret.
 
-The local copy is ``$TBFLOW_STORE_CACHE`` (default ``$XDG_CACHE_HOME/tbflow/stores`` or
-``~/.cache/tbflow/stores``) ``/<scheme>-<hash of the jobs URL>/<job name>``.
+The local copy is ``$TBFLOW_STORE_CACHE`` (default ``stores`` in the cache dir,
+``tasks_lib/cache_dir.py``) ``/<scheme>-<hash of the jobs URL>/<job name>``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tasks_lib.cache_dir import cache_dir
 from tasks_lib.errors import InputError
 
 _log = logging.getLogger(__name__)
@@ -63,19 +64,18 @@ def split_job_url(job_url: str) -> tuple[str, str]:
     return base, name
 
 
-def cache_root() -> Path:
-    env = os.environ.get("TBFLOW_STORE_CACHE")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "tbflow" / "stores"
+def copies_root() -> Path:
+    """Where this machine keeps its working copies of jobs in stores: ``$TBFLOW_STORE_CACHE``
+    (each test process keeps its own), else ``stores`` in tbflow's cache dir."""
+    own = os.environ.get("TBFLOW_STORE_CACHE")
+    return Path(own) if own else cache_dir() / "stores"
 
 
 def working_root(jobs_url: str) -> Path:
     """The local directory holding this machine's working copies of the jobs under ``jobs_url``
     (a pure function of the URL: a crash hook can find it without reaching the store)."""
     url = jobs_url.rstrip("/")
-    return cache_root() / f"{urlsplit(url).scheme}-{hashlib.sha256(url.encode()).hexdigest()[:16]}"
+    return copies_root() / f"{urlsplit(url).scheme}-{hashlib.sha256(url.encode()).hexdigest()[:16]}"
 
 
 def _one_line(exc: BaseException) -> str:
