@@ -4,6 +4,8 @@
 # Runs as root with no stdin (CI), from any cwd.
 #
 #   1. docker.io (dockerd) and debootstrap installed
+#      plus BuildKit (scripts/install-buildkit.sh: docker-buildx, and an engine >= 23 from trixie
+#      when no older engine is running)
 #   2. a Docker engine answering (starts a detached dockerd if none)
 #   3. $REPO/.venv: the exact versions of requirements.lock (hash-checked), then tbflow itself
 #      editable (redone when pyproject.toml or requirements.lock changes)
@@ -54,6 +56,13 @@ if [ "${#pkgs[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" </dev/null >&2
 else
   say "packages present (docker, debootstrap, gcc, npm, bash-static, shellcheck)"
+fi
+
+# BuildKit: the buildx plugin always; the engine only when it is local (DOCKER_HOST unset)
+if [ -n "${DOCKER_HOST:-}" ]; then
+  "$REPO/scripts/install-buildkit.sh"
+else
+  "$REPO/scripts/install-buildkit.sh" --engine
 fi
 
 # --- 2. docker engine ----------------------------------------------------------

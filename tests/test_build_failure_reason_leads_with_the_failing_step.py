@@ -53,3 +53,17 @@ def test_a_log_without_steps_or_errors_still_says_the_build_failed():
 def test_a_very_long_step_is_cut_in_the_head():
     step = last_step("Step 1/1 : RUN " + "x" * 1000)
     assert step is not None and len(step) < STEP_CHARS + 20 and step.endswith("…)")
+
+
+INTERLEAVED = """#4 [a 1/2] FROM docker.io/tbflow/base:bookworm
+#6 [stage-1 2/3] RUN echo about to fail && exit 3
+#6 0.211 about to fail
+#5 [a 2/2] RUN sleep 1 && echo ok-a
+#6 ERROR: process "/bin/sh -c echo about to fail && exit 3" did not complete successfully: exit code: 3
+#5 CANCELED
+ERROR: failed to solve: process "/bin/sh -c echo about to fail && exit 3" did not complete successfully: exit code: 3
+"""
+
+
+def test_buildkit_parallel_stages_name_the_step_that_failed_not_the_last_one_shown():
+    assert last_step(INTERLEAVED) == "Step 2/3 (RUN echo about to fail && exit 3)"

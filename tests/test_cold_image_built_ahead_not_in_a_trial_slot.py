@@ -29,8 +29,9 @@ def test_cold_image_builds_while_ready_trials_run(run_job, tmp_path, monkeypatch
     marker = f"ahead-marker-{uuid.uuid4().hex[:12]}"  # a new build context: never an image of another session
     # The build takes BUILD_SEC whatever the machine's load, so "a ready trial starts while it runs"
     # does not depend on how fast a trial starts (a COPY-only build lost that race under CI load).
+    # The RUN step echoes the marker: BuildKit's log shows no LABEL step.
     make_task(ds, "a-cold", dockerfile=(f"FROM tbflow/base:bookworm\nCOPY marker /marker\n"
-                                        f"RUN sleep {BUILD_SEC}\nLABEL tbflow.test={marker}\n"),
+                                        f"RUN echo {marker} && sleep {BUILD_SEC}\nLABEL tbflow.test={marker}\n"),
               env_files={"marker": marker},
               solve="touch /tmp/solved\n", check="grep -q ahead-marker /marker && [ -f /tmp/solved ]",
               extra_toml="\n[metadata]\nestimated_duration_sec = 100\n")

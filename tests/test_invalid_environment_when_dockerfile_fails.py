@@ -18,7 +18,8 @@ def test_failed_build_is_invalid_environment_and_job_goes_on(run_job, tmp_path):
     assert "tbflow-build-marker" in broken.validity.reason
     head = broken.validity.reason.splitlines()[0]
     assert re.match(r"build-image: docker build failed at Step 2/\d+ \(RUN echo tbflow-build-marker && exit 3\): ", head), head
-    assert head.endswith("returned a non-zero code: 3"), head
+    # the engine's error line: the legacy builder's wording, or BuildKit's
+    assert re.search(r"(returned a non-zero code|did not complete successfully: exit code): 3$", head), head
     assert broken.validity.evidence == "build.log"
     assert broken.agent is None and broken.verifier is None
     log = (tmp_path / "jobs" / "job" / "trials" / broken.trial_id / "build.log").read_text()

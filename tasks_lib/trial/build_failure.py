@@ -21,20 +21,39 @@ LOG_TAIL_LINES = 15
 STEP_CHARS = 120
 
 _LEGACY_STEP = re.compile(r"^Step (\d+/\d+) : (.+)$")
-_BUILDKIT_STEP = re.compile(r"^#\d+ \[(?:[\w.-]+ )?(\d+/\d+)\] (.+)$")
+_BUILDKIT_STEP = re.compile(r"^#(\d+) \[(?:[\w.-]+ )?(\d+/\d+)\] (.+)$")
+#: a BuildKit step that failed: its vertex number
+_BUILDKIT_FAILED = re.compile(r"^#(\d+) ERROR: ")
 
 
 def last_step(log_text: str) -> str | None:
-    """The last build step the log shows starting, as ``Step N/M (INSTRUCTION ...)``."""
-    found = None
-    for line in log_text.splitlines():
-        m = _LEGACY_STEP.match(line.strip()) or _BUILDKIT_STEP.match(line.strip())
-        if m:
-            step = m.group(2).strip()
-            if len(step) > STEP_CHARS:
-                step = step[:STEP_CHARS - 1] + "…"
-            found = f"Step {m.group(1)} ({step})"
-    return found
+    """The build step that failed, as ``Step N/M (INSTRUCTION ...)``: the one BuildKit marks
+    ``#N ERROR``, else the last step the log shows starting (the legacy builder runs one step at a
+    time; BuildKit interleaves parallel stages, so its last step line need not be the failing one)."""
+    lines = [ln.strip() for ln in log_text.splitlines()]
+    failed = {m.group(1) for m in map(_BUILDKIT_FAILED.match, lines) if m}
+    found = failed_found = None
+    for vertex, step in filter(None, map(_step, lines)):
+        found = step
+        if vertex in failed:
+            failed_found = step
+    return failed_found or found
+
+
+def _step(line: str) -> tuple[str | None, str] | None:
+    """(BuildKit vertex number or None, ``Step N/M (INSTRUCTION ...)``) of a step line."""
+    legacy = _LEGACY_STEP.match(line)
+    buildkit = None if legacy else _BUILDKIT_STEP.match(line)
+    if legacy:
+        vertex, number, step = None, legacy.group(1), legacy.group(2)
+    elif buildkit:
+        vertex, number, step = buildkit.groups()
+    else:
+        return None
+    step = step.strip()
+    if len(step) > STEP_CHARS:
+        step = step[:STEP_CHARS - 1] + "…"
+    return vertex, f"Step {number} ({step})"
 
 
 def tail(text: str, n: int = LOG_TAIL_LINES) -> str:

@@ -16,11 +16,13 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import TextIO
 
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from tasks_lib import interrupts
 from tasks_lib.trial.build_failure import build_failure_reason
+from tasks_lib.container import buildkit_build
 from tasks_lib.container.build_lock import build_lock
 from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_CONTEXT, LABEL_ROOT, get_client
@@ -145,46 +147,34 @@ def _try_pull(image: str, log_path: Path) -> str | None:
 
 def extra_build_options() -> dict:
     """Additions to every ``docker build`` call: none. A seam for tests (e.g. ``network_mode``
-    none, so a test's RUN step does not depend on the host's bridge network)."""
+    none, so a test's RUN step does not depend on the host's bridge network); BuildKit builds
+    honour its ``network_mode`` as ``--network``."""
     return {}
 
 
 def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
-    """Run ``docker build`` under the task's ``build_timeout_sec``, streaming its log to ``log_path``.
+    """Build ``tag`` under the task's ``build_timeout_sec``, streaming its log to ``log_path``.
 
-    At the deadline the build is cancelled in the daemon (``deadline_stream``) and the trial is
-    invalid: environment with the build log; a timed-out build is not retried (it would time out
-    again).
+    BuildKit (``buildkit_build``) when the ``docker buildx`` plugin is here, else the legacy
+    builder, said so in the log. At the deadline the build is cancelled in the daemon and the
+    trial is invalid: environment with the build log; a timed-out build is not retried (it would
+    time out again).
     """
     timeout = task.config.environment.build_timeout_sec
+    labels = {LABEL_ROOT: "1", "tbflow.task": task.name, LABEL_CONTEXT: str(task.environment_dir.resolve())}
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    errors: list[str] = []
     with open(log_path, "a", encoding="utf-8") as log:
-        log.write(f"$ docker build -t {tag} {task.environment_dir}\n")
-        log.flush()
-
-        def write(chunk: dict) -> None:
-            if "stream" in chunk:
-                log.write(chunk["stream"])
-            elif "status" in chunk:
-                log.write(f"{chunk['status']} {chunk.get('progress', '')}\n")
-            if "error" in chunk or "errorDetail" in chunk:
-                msg = chunk.get("error") or chunk["errorDetail"].get("message", "")
-                log.write(f"ERROR: {msg}\n")
-                errors.append(msg)
-            log.flush()
-
-        try:
-            finished = stream_with_deadline(
-                lambda api: api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
-                                      labels={LABEL_ROOT: "1", "tbflow.task": task.name,
-                                              LABEL_CONTEXT: str(task.environment_dir.resolve())},
-                                      **extra_build_options()),
-                write, timeout, f"build-{tag}")
-        except (APIError, BuildError, DockerException, OSError) as exc:
-            finished = True
-            errors.append(str(exc))
-            log.write(f"ERROR: {exc}\n")
+        if buildkit_build.buildx_available():
+            request = buildkit_build.BuildRequest(task.environment_dir, tag, labels,
+                                                  extra_build_options().get("network_mode"))
+            outcome = buildkit_build.build(request, log, timeout, interrupts.stopping)
+            finished, errors = outcome.finished, outcome.errors
+            if finished and outcome.returncode and not errors:
+                errors.append(f"docker buildx build exited with code {outcome.returncode}")
+        else:
+            log.write("(no docker buildx plugin here: the legacy builder builds this image, and refuses RUN --mount, "
+                      "heredocs and COPY --chmod; scripts/setup.sh installs the plugin)\n")
+            finished, errors = _legacy_build(task, tag, labels, log, timeout)
         if not finished:
             interrupts.check()
             log.write(f"\nERROR: image build timed out after {timeout:g} s ([environment] build_timeout_sec); "
@@ -194,6 +184,36 @@ def _build(task: Task, tag: str, log_path: Path, log_rel: str) -> None:
     if errors or not _exists(tag):
         text = log_path.read_text(encoding="utf-8", errors="replace")
         raise ImageBuildError("build-image", build_failure_reason(text, errors), log_rel)
+
+
+def _legacy_build(task: Task, tag: str, labels: dict[str, str], log: TextIO, timeout: float) -> tuple[bool, list[str]]:
+    """docker-py's ``build`` (the legacy builder); at the deadline ``deadline_stream`` cuts its
+    connection and the daemon stops the ``RUN`` step and removes its container (``forcerm``)."""
+    errors: list[str] = []
+    log.write(f"$ docker build -t {tag} {task.environment_dir}\n")
+    log.flush()
+
+    def write(chunk: dict) -> None:
+        if "stream" in chunk:
+            log.write(chunk["stream"])
+        elif "status" in chunk:
+            log.write(f"{chunk['status']} {chunk.get('progress', '')}\n")
+        if "error" in chunk or "errorDetail" in chunk:
+            msg = chunk.get("error") or chunk["errorDetail"].get("message", "")
+            log.write(f"ERROR: {msg}\n")
+            errors.append(msg)
+        log.flush()
+
+    try:
+        finished = stream_with_deadline(
+            lambda api: api.build(path=str(task.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
+                                  labels=labels, **extra_build_options()),
+            write, timeout, f"build-{tag}")
+    except (APIError, BuildError, DockerException, OSError) as exc:
+        finished = True
+        errors.append(str(exc))
+        log.write(f"ERROR: {exc}\n")
+    return finished, errors
 
 
 class BuildTimeout(ImageBuildError):
