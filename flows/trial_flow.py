@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-import traceback
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -52,10 +52,9 @@ from tasks_lib import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.trial.classify import classify
 from tasks_lib.trial.container_health import stopped_container_flag
-from tasks_lib.container.docker_client import (DOCKER_ERRORS, ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR,
-                                               wait_for_engine)
-from tasks_lib.errors import (PLUGIN_TRACEBACK, ContainerError, EnvironmentFailure, HarnessPluginError,
-                              HarnessSetupError, disk_full)
+from tasks_lib.container.container_outcomes import LogsOutcome
+from tasks_lib.container.docker_client import ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR, wait_for_engine
+from tasks_lib.errors import ContainerError, EnvironmentFailure
 from tasks_lib.trial.image_ahead import take_ahead
 from tasks_lib.trial.images import ensure_image
 from tasks_lib.store.job_store import JobStore
@@ -67,6 +66,7 @@ from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_co
 from tasks_lib.task.task_loader import load_task
 from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line
+from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 _NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
@@ -149,94 +149,138 @@ def run_trial(spec: TrialSpec, job_dir: str) -> State:
         return _trial_body(spec, job_dir)
 
 
+@dataclass
+class Evidence:
+    """What the stages of one try left, filled in as they run; the trial's record is built from it."""
+
+    prepared: PreparedHarness | None = None
+    image: ImageOutcome | None = None
+    agent: AgentStageResult | None = None
+    kill: KillOutcome | None = None
+    verifier: VerifierOutcome | None = None
+    broke: TrialFlag | None = None
+    logs: LogsOutcome | None = None
+    failure: StageFailure | None = None
+    memory_mb: int | None = None
+    flags: list[TrialFlag] = field(default_factory=list)
+
+    @property
+    def error(self) -> StageError | None:
+        return self.failure.error if self.failure is not None else None
+
+
+@dataclass(frozen=True)
+class _Try:
+    """Which try of the trial this is (Prefect re-runs it for a retryable environment failure)."""
+
+    first: bool
+    retries_left: int
+    retry_log: Path
+
+    @classmethod
+    def current(cls, store: JobStore, trial_id: str) -> "_Try":
+        ctx = TaskRunContext.get()
+        run_count = ctx.task_run.run_count if ctx else 1
+        retries_left = (ctx.task.retries if ctx else 0) - (run_count - 1)
+        return cls(run_count <= 1, retries_left, store.job_dir / ".retries" / f"{trial_id}.json")
+
+    def earlier_errors(self) -> list[str]:
+        return json.loads(self.retry_log.read_text()) if self.retry_log.is_file() else []
+
+
 def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     store = JobStore(Path(job_dir))
-    ctx = TaskRunContext.get()
-    run_count = ctx.task_run.run_count if ctx else 1
-    retries_left = (ctx.task.retries if ctx else 0) - (run_count - 1)
-    retry_log = store.job_dir / ".retries" / f"{spec.trial_id}.json"
-    if run_count <= 1:
-        retry_log.unlink(missing_ok=True)
+    this_try = _Try.current(store, spec.trial_id)
+    if this_try.first:
+        this_try.retry_log.unlink(missing_ok=True)
     trial_dir = store.reset_trial_dir(spec.trial_id)
     harness = trial_harness(spec)
     started = datetime.now(timezone.utc)
-    image = agent = kill = verifier = error = prepared = broke = logs = None
-    flags: list[TrialFlag] = []
-    retryable = True
+    ev = Evidence()
     try:
-        if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
-            raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
-        task_ = load_task(Path(spec.task_path))
-        if spec.force_build:
-            task_ = task_.built_from_context()
-        prepared = prepare_harness(spec, task_)
-        image = build_image(spec, task_, trial_dir, run_count <= 1)
-        agent = run_agent_stage(spec, task_, prepared, image.tag, trial_dir)
-        flags += agent.flags
-        kill = kill_stage(spec, agent)
-        checked = run_verifier_stage(spec, task_, trial_dir)
-        verifier, broke, logs = checked.outcome, checked.broke, checked.logs
-        flags += checked.flags
-        if checked.ran_next_to is not None:
-            kill = kill.model_copy(update={"left_running": checked.ran_next_to})
-        stuck = agent.kill_problem or kill.problem
-        if stuck and broke is None:  # the agent kept tbflow from ending its processes: its own result
-            broke = TrialFlag(kind="broke-container", message=f"the agent kept tbflow from killing its processes at the "
-                                                              f"cut-off ({stuck}); they ran on next to the verifier")
+        _run_stages(spec, trial_dir, ev, this_try.first)
     except interrupts.Interrupted:
         raise
-    except HarnessPluginError as exc:  # the plug-in's own bug: its traceback is the evidence
-        (trial_dir / PLUGIN_TRACEBACK).write_text(exc.traceback_text, encoding="utf-8")
-        error = StageError(stage=exc.stage, kind="harness", message=exc.detail, evidence=PLUGIN_TRACEBACK)
-    except HarnessSetupError as exc:
-        error = StageError(stage="prepare-harness", kind="harness", message=exc.detail)
-    except EnvironmentFailure as exc:
-        broke = stopped_container_flag(container_name(spec.job_id, spec.trial_id), trial_dir,
-                                       task_.config.environment.memory_mb) if agent is not None else None
-        if broke is None:
-            error = StageError(stage=exc.stage, kind="environment", message=exc.message, evidence=exc.evidence)
-            retryable = exc.retryable
-    except DOCKER_ERRORS as exc:
-        error = StageError(stage="docker", kind="environment", message=f"Docker engine error: {exc}")
-    except Exception as exc:  # a tbflow bug must still end the trial visibly, with its traceback
-        if disk_full(exc):
-            raise  # nothing can be recorded; the job stops (job_flow)
-        (trial_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-        error = StageError(stage="tbflow", kind="internal", evidence="error.txt",
-                           message=f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # every other failure is the record's (tasks_lib/trial/stage_failures.py)
+        _note_failure(spec, trial_dir, ev, exc)
     finally:
-        try:
-            if (error is not None or broke is not None) and image is not None and verifier is None:  # agent logs
-                logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
-        finally:  # a stop (Interrupted) during that download still removes the container
-            remove_trial_container(spec.job_id, spec.trial_id)
+        _collect_and_remove(spec, trial_dir, ev)
+    return _finish(spec, harness, store, trial_dir, ev, this_try, started)
+
+
+def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool) -> None:
+    if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
+        raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
+    task_ = load_task(Path(spec.task_path))
+    if spec.force_build:
+        task_ = task_.built_from_context()
+    ev.memory_mb = task_.config.environment.memory_mb
+    ev.prepared = prepare_harness(spec, task_)
+    ev.image = build_image(spec, task_, trial_dir, first_try)
+    ev.agent = agent = run_agent_stage(spec, task_, ev.prepared, ev.image.tag, trial_dir)
+    ev.flags += agent.flags
+    ev.kill = kill = kill_stage(spec, agent)
+    checked = run_verifier_stage(spec, task_, trial_dir)
+    ev.verifier, ev.broke, ev.logs = checked.outcome, checked.broke, checked.logs
+    ev.flags += checked.flags
+    if checked.ran_next_to is not None:
+        ev.kill = kill = kill.model_copy(update={"left_running": checked.ran_next_to})
+    stuck = agent.kill_problem or kill.problem
+    if stuck and ev.broke is None:  # the agent kept tbflow from ending its processes: its own result
+        ev.broke = TrialFlag(kind="broke-container", message=f"the agent kept tbflow from killing its processes at "
+                                                             f"the cut-off ({stuck}); they ran on next to the verifier")
+
+
+def _note_failure(spec: TrialSpec, trial_dir: Path, ev: Evidence, exc: Exception) -> None:
+    """An environment failure once the agent ran may be the agent's doing (it stopped its own
+    container): then it is the agent's result, scored and flagged (container_health)."""
+    if isinstance(exc, EnvironmentFailure) and ev.agent is not None:
+        ev.broke = stopped_container_flag(container_name(spec.job_id, spec.trial_id), trial_dir, ev.memory_mb)
+        if ev.broke is not None:
+            return
+    ev.failure = stage_failure(exc, trial_dir)
+
+
+def _collect_and_remove(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> None:
+    """The agent's logs of a try that ended before the verifier, then the container, always."""
+    try:
+        if (ev.failure is not None or ev.broke is not None) and ev.image is not None and ev.verifier is None:
+            ev.logs = collect_agent_logs(Sandbox.attach(spec.job_id, spec.trial_id), trial_dir, spec.max_log_bytes)
+    finally:  # a stop (Interrupted) during that download still removes the container
+        remove_trial_container(spec.job_id, spec.trial_id)
+
+
+def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evidence, this_try: _Try,
+            started: datetime) -> State:
+    """Retry a retryable environment failure while retries are left; else record the trial."""
+    error = ev.error
     if error is not None and error.kind == "environment" and wait_for_engine():
         # The engine was away (restarting) when the container should have gone: remove it now,
         # and retry only once the engine answers again, so the outage costs one try, not all.
         remove_trial_container(spec.job_id, spec.trial_id)
-    agent_outcome = read_agent_logs(agent.outcome, harness, trial_dir) if agent else None
+    agent_outcome = read_agent_logs(ev.agent.outcome, harness, trial_dir) if ev.agent else None
     interrupts.check()
-    earlier = json.loads(retry_log.read_text()) if retry_log.is_file() else []
-    if (error is not None and error.kind == "environment" and error.stage != "tbflow" and retryable
-            and retries_left > 0):
-        retry_log.parent.mkdir(exist_ok=True)
-        retry_log.write_text(json.dumps(earlier + [f"{error.stage}: {error.message}"]))
-        raise EnvironmentRetry(error.stage, f"retrying after: {error.message}", error.evidence)
-    validity = classify_stage(spec.trial_id, harness.kind, error, agent_outcome, verifier, broke)
+    earlier = this_try.earlier_errors()
+    failed = ev.failure
+    if failed is not None and failed.error.kind == "environment" and failed.retryable and this_try.retries_left > 0:
+        this_try.retry_log.parent.mkdir(exist_ok=True)
+        this_try.retry_log.write_text(json.dumps(earlier + [f"{failed.error.stage}: {failed.error.message}"]))
+        raise EnvironmentRetry(failed.error.stage, f"retrying after: {failed.error.message}", failed.error.evidence)
+    validity = classify_stage(spec.trial_id, harness.kind, error, agent_outcome, ev.verifier, ev.broke)
     if earlier and error is not None:
         validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
     ended = datetime.now(timezone.utc)
     record = TrialRecord(
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
-        harness_provenance=[p.model_dump(mode="json") for p in getattr(prepared, "provenance", [])],
+        harness_provenance=[p.model_dump(mode="json") for p in getattr(ev.prepared, "provenance", [])],
         harness_source=resolve_harness(spec.harness_reference).source,
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
-        image=image, error=error, agent=agent_outcome, kill=kill, verifier=verifier, logs=logs,
-        validity=validity, flags=flags + ([broke] if broke is not None and error is None else []),
+        image=ev.image, error=error, agent=agent_outcome, kill=ev.kill, verifier=ev.verifier, logs=ev.logs,
+        validity=validity, flags=ev.flags + ([ev.broke] if ev.broke is not None and error is None else []),
         previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier, ran_on=ran_on(),
     )
     store.write_trial(record)
-    retry_log.unlink(missing_ok=True)
+    this_try.retry_log.unlink(missing_ok=True)
     return verdict_state(record)
 
 
