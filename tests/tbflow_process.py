@@ -93,8 +93,8 @@ def running_job_containers(client, job_dir: Path) -> list[str]:
 
 
 def server_processes(tbflow_pid: int) -> list[int]:
-    """tbflow's companion process(es): the embedded server / guard it started."""
-    return [p for p in descendants(tbflow_pid) if "flows.local_server.own_server_main" in cmdline(p)]
+    """The local server process(es) tbflow started (its Prefect server, or the guard of a configured one)."""
+    return [p for p in descendants(tbflow_pid) if "flows.local_server.warm_server_main" in cmdline(p)]
 
 
 def preforks(home: Path) -> list[int]:

@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import os, sys
-from flows.local_server import command_server
+from flows.local_server import command_server, warm_server
 server = command_server.start()
 server.wait_ready()
-pid = server.process.pid
+pid = warm_server.status()["pid"]
 print(os.readlink(f"/proc/{pid}/fd/1"), os.readlink(f"/proc/{pid}/fd/2"), flush=True)
 os.write(os.open(f"/proc/{pid}/fd/2", os.O_WRONLY), b"a line the server printed\\n")
 server.stop()
@@ -33,7 +33,7 @@ def test_command_server_output_goes_to_its_log_file_not_the_terminal(tmp_path):
     run = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=180)
     assert run.returncode == 0, run.stderr
-    log = home / "tbflow-command-server.log"
+    log = home / "tbflow-server.log"
     assert run.stdout.split() == [str(log), str(log)], run.stdout
     assert "a line the server printed" in log.read_text()
     assert "a line the server printed" not in run.stderr + run.stdout

@@ -40,7 +40,7 @@ def _exists(client, cid: str) -> bool:
 def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:
     """Start a run, SIGKILL its guard and its whole process group once the trial container runs; its id.
 
-    The guard (flows/local_server/own_server_main.py, in a session of its own) removes the containers of a tbflow
+    The guard (flows/local_server/guard.py, in the local server's own session) removes the containers of a tbflow
     that died, which is its job; it goes first here, or the orphan this test needs would not exist."""
     proc = subprocess.Popen([*CLI, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", name], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

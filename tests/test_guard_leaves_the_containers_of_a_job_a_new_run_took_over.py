@@ -1,5 +1,5 @@
 """The guard of a killed tbflow removes its job's containers only under the job's lock
-(flows/local_server/own_server_main.py, ``Guard.reap``): a ``resume`` that took the job over right
+(flows/local_server/guard.py, ``Guard.reap``): a ``resume`` that took the job over right
 after a ``kill -9`` holds that lock, and its fresh containers must survive the guard that is still
 cleaning up after the dead run. Once nobody holds the lock (the killed run's is stale), the guard
 takes it and removes them."""
@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from flows.local_server.own_server_main import Guard
+from flows.local_server.guard import Guard
 from tasks_lib.container.docker_client import LABEL_JOB_DIR, LABEL_ROOT, get_client
 from tasks_lib.store.job_lock import LOCK_NAME, read_lock
 
@@ -43,7 +43,7 @@ def _exists(cid: str) -> bool:
 
 
 def _guard_of_a_killed_run(job_dir: str) -> Guard:
-    guard = Guard(None, io.StringIO(f"dir {job_dir}\n"))  # the pipe ends without "bye": tbflow was killed
+    guard = Guard(io.StringIO(f"dir {job_dir}\n"))  # the pipe ends without "bye": tbflow was killed
     guard.read_pipe()
     assert guard.tbflow_died()
     return guard

@@ -27,7 +27,7 @@ def _ignore_sigint() -> None:
 def test_signal_to_group_ends_with_summary_and_exit_code(docker_ready, tmp_path, sig, twice):
     ds = tmp_path / "ds"
     make_task(ds, "a-quick")
-    make_task(ds, "b-slow", solve="sleep 120\n")
+    make_task(ds, "b-slow", solve="sleep 900\n", agent_timeout=900)  # slow on purpose: still running when signalled
     jobs = tmp_path / "jobs"
     proc = subprocess.Popen([*TBFLOW, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j", "--order", "name"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

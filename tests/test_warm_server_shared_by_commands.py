@@ -20,10 +20,11 @@ from tbflow_process import ROOT, TBFLOW, alive, cmdline, job_containers, prefork
 pytestmark = pytest.mark.docker
 
 
-def daemons(home) -> list[int]:
-    """Warm servers started for this PREFECT_HOME (matched by the key in their command line)."""
+def daemons(home, idle: float = 300) -> list[int]:
+    """Warm servers started for this PREFECT_HOME and idle timeout (matched by the key in their
+    command line: it hashes both)."""
     from flows.local_server import warm_server
-    key = _in_env(home, warm_server.server_key)
+    key = _in_env(home, lambda: warm_server.server_key(idle=idle))
     return [int(p) for p in os.listdir("/proc") if p.isdigit() and "flows.local_server.warm_server_main" in cmdline(int(p))
             and key in cmdline(int(p))]
 
@@ -133,7 +134,7 @@ def test_server_stops_by_itself_after_its_idle_timeout(docker_ready, tmp_path, w
     make_task(ds, "one")
     done = tbflow(env, "run", str(ds), "--jobs-dir", str(tmp_path / "jobs"))
     assert done.returncode == 0, done.stdout + done.stderr
-    wait_until(lambda: not daemons(home), 120, "the idle server to stop by itself")
+    wait_until(lambda: not daemons(home, idle=3), 120, "the idle server to stop by itself")
     assert "stopped" in (home / "tbflow-server.log").read_text()
 
 

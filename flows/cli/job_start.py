@@ -22,7 +22,6 @@ from flows.cli.stopping import StopHandlers, stop_summary
 from flows.job.job_config import JobConfig
 from flows.job.job_plan import JobPlan, lock_job, pinned, plan
 from flows.job.job_result import job_record, result_of
-from flows.local_server.command_server import LocalServer
 from flows.local_server.warm_server import SharedServer
 from flows.local_server.prefork_client import adopt_environment
 from tasks_lib.container.docker_client import preflight
@@ -32,7 +31,7 @@ from tasks_lib.report.report_files import write_reports
 from tasks_lib.store.remote_store import mirror_for
 
 
-Server = LocalServer | SharedServer
+Server = SharedServer
 
 
 class ExitCode(IntEnum):

@@ -186,18 +186,16 @@ def _run_job(config) -> None:
     anything starts (it may need no server at all)."""
     configure_embedded_prefect()
     from flows.local_server import command_server
-    from flows.local_server.warm_server import idle_sec
     from tasks_lib.store.remote_store import is_url, working_root
 
     root = working_root(config.jobs_dir) if is_url(config.jobs_dir) else Path(config.jobs_dir)  # a store: its copy
-    shared = idle_sec() > 0  # the warm server (README.md, "Prefect"); 0 = one server per command
     maybe_recorded = bool(config.job_name) and (root / config.job_name / "job.json").is_file()
-    server = None if maybe_recorded else command_server.start(shared)
+    server = None if maybe_recorded else command_server.start()
     from flows.cli.job_start import exit_after_run, start
     from flows.cli.stopping import StopHandlers
 
     with StopHandlers() as stop:
-        started = start(config, server, lambda: command_server.start(shared), stop)
+        started = start(config, server, lambda: command_server.start(), stop)
         if started.finished:  # all recorded: reports re-rendered, results shown, no Prefect
             return
         from flows.cli.job_run import run_flow  # Prefect: only for a job with trials to run

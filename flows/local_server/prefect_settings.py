@@ -50,12 +50,12 @@ def configure_embedded_prefect() -> None:
         os.environ.setdefault(key, value)
 
 
-def no_heartbeats_on(server):  # noqa: ANN001, ANN201 (a LocalServer/SharedServer; a context manager)
+def no_heartbeats_on(server):  # noqa: ANN001, ANN201 (a SharedServer; a context manager)
     """Flow-run heartbeats off for a run against tbflow's own server, as they are for nothing there.
 
     Heartbeats let a server mark a flow run whose process died as crashed (the zombie automation
     of deployments/crash-zombie-runs.yaml). tbflow's own local server has no such automation; the
-    command's guard connection does that job (flows/local_server/own_server_main.py). Their cost is at the end:
+    command's guard connection does that job (flows/local_server/guard.py). Their cost is at the end:
     Prefect's heartbeat thread sleeps in 1-s steps and each flow run (the job, its trials and its
     report) joins it on exit, ~0.5 s each on average (bench/RESULTS.md, "Cold start"). With a
     server the user configured (``PREFECT_API_URL``), heartbeats stay as Prefect sets them.

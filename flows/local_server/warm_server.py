@@ -1,10 +1,12 @@
-"""Attach a tbflow command to the warm local Prefect server (flows/local_server/warm_server_main.py), starting it
+"""Attach a tbflow command to the local Prefect server (flows/local_server/warm_server_main.py), starting it
 when none runs for this ``PREFECT_HOME``.
 
 The command keeps one connection to the server's guard socket for its whole life: ``dir JOB_DIR``
 lines tell the server which job's containers to remove should the command die without ``bye``
 (README.md, "Stopping"). ``TBFLOW_SERVER_IDLE_SEC`` (default 600) is how long the server waits
-for the next command; ``0`` gives the per-command server of flows/local_server/command_server.py instead.
+for the next command; ``0`` stops it as soon as the last command detaches (a server per command in
+effect). A command using a configured ``PREFECT_API_URL`` attaches the same way to a guard of its
+own, which starts no Prefect server.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ LOG_NAME = "tbflow-server.log"
 
 
 def idle_sec() -> float:
-    """The idle timeout from the environment; ``0`` (or less) disables the warm server."""
+    """The idle timeout from the environment; ``0`` (or less): stop when the last command detaches."""
     raw = os.environ.get(ENV_IDLE, "")
     try:
         return float(raw) if raw.strip() else DEFAULT_IDLE_SEC
@@ -40,30 +42,33 @@ def prefect_home() -> Path:
     return Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser().resolve()
 
 
-def server_key() -> str:
-    """One server per user, Prefect database and Docker engine (the engine its guard cleans up)."""
+def server_key(configured: str | None = None, idle: float | None = None, versioned: bool = False) -> str:
+    """One server per user, Prefect database, Docker engine (the engine its guard cleans up) and
+    idle timeout (``0``, "nothing of my command outlives it", never attaches to a warm server that
+    would); with a configured ``PREFECT_API_URL``, one guard per such URL. ``versioned``: the key
+    of this version's own server, for when another tbflow, Prefect or Python holds the plain one."""
     parts = [str(os.getuid()), str(prefect_home()), os.environ.get("PREFECT_API_DATABASE_CONNECTION_URL", ""),
-             os.environ.get("PREFECT_SERVER_DATABASE_CONNECTION_URL", ""), os.environ.get("DOCKER_HOST", "")]
+             os.environ.get("PREFECT_SERVER_DATABASE_CONNECTION_URL", ""), os.environ.get("DOCKER_HOST", ""),
+             configured or "", f"{idle_sec() if idle is None else idle:g}", daemon_version() if versioned else ""]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
-class VersionMismatch(RuntimeError):
-    """A warm server of another tbflow, Prefect or Python runs for this database."""
-
-
 class SharedServer:
-    """This command's attachment to the warm server; the same interface as ``LocalServer``."""
+    """This command's attachment to the local server (or, ``own_server`` False, to the guard of a
+    configured server)."""
 
-    own_server = True
-
-    def __init__(self, conn: socket.socket, api_url: str) -> None:
+    def __init__(self, conn: socket.socket, api_url: str, own_server: bool = True) -> None:
         self.conn = conn
         self.api_url = api_url
+        self.own_server = own_server
         self.announced: set[str] = set()
         self.ready = False
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         """Block until the server answers ``/health``; raise ``RuntimeError`` if it died."""
+        if not self.own_server:  # a configured server: the user's to run
+            self.ready = True
+            return
         log = prefect_home() / LOG_NAME
         wait_healthy(self.api_url, timeout,
                      lambda: None if self._connected() else f"the local Prefect server exited while starting (see {log})",
@@ -101,12 +106,12 @@ class SharedServer:
             return False
 
 
-def _ask(first_line: str, timeout: float = 5.0) -> tuple[socket.socket, str] | None:
+def _ask(first_line: str, timeout: float = 5.0, key: str | None = None) -> tuple[socket.socket, str] | None:
     """Send ``first_line`` to the running server; ``None`` when there is none (or it is stopping)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
-        conn.connect(socket_name(server_key()))
+        conn.connect(socket_name(key or server_key()))
         conn.sendall(first_line.encode())
         reply = b""
         while not reply.endswith(b"\n"):
@@ -159,26 +164,40 @@ def spawn_background(module: str, args: list[str], log_name: str, extra_env: dic
                          stderr=subprocess.STDOUT, env=env, cwd=str(home), start_new_session=True, close_fds=True)
 
 
-def attach(idle: float, server_env: dict[str, str]) -> SharedServer:
-    """Attach to the warm server, starting it if needed; raise ``VersionMismatch`` when another
-    version's server owns this database (the caller then starts a per-command server)."""
+class VersionMismatch(RuntimeError):
+    """The server at a key is another tbflow's (or another Prefect's or Python's)."""
+
+
+def attach(idle: float, server_env: dict[str, str], configured: str | None = None) -> SharedServer:
+    """Attach to the local server, starting it if needed; with ``configured`` (a ``PREFECT_API_URL``
+    the user set) to a guard of that URL instead. When another version's server holds the key,
+    this version gets one of its own. Raise ``RuntimeError`` when none starts."""
+    try:
+        return _attach(server_key(configured, idle), idle, server_env, configured)
+    except VersionMismatch:
+        return _attach(server_key(configured, idle, versioned=True), idle, server_env, configured)
+
+
+def _attach(key: str, idle: float, server_env: dict[str, str], configured: str | None) -> SharedServer:
     hello = f"attach {daemon_version()}\n"
     deadline = time.monotonic() + ATTACH_TIMEOUT_SEC
     spawned = False
     while True:
-        answer = _ask(hello)
+        answer = _ask(hello, key=key)
         if answer is not None:
             conn, reply = answer
             verb, _, rest = reply.partition(" ")
             if verb == "ok":
-                os.environ["PREFECT_API_URL"] = rest
-                return SharedServer(conn, rest)
+                if configured is None:
+                    os.environ["PREFECT_API_URL"] = rest
+                return SharedServer(conn, rest, own_server=configured is None)
             conn.close()
             raise VersionMismatch(rest)
         if not spawned or time.monotonic() > deadline:
             if spawned:
                 raise RuntimeError(f"the local Prefect server did not start (see {prefect_home() / LOG_NAME})")
-            spawn_background("flows.local_server.warm_server_main", [server_key(), str(idle)], LOG_NAME, server_env)
+            args = [key, str(idle)] if configured is None else [key, "0", configured]
+            spawn_background("flows.local_server.warm_server_main", args, LOG_NAME, server_env)
             spawned = True
         time.sleep(0.02)
 
