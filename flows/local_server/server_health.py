@@ -1,7 +1,8 @@
 """Waiting for a Prefect server a tbflow command depends on, whoever started it.
 
-One loop, for the local server (flows/local_server/warm_server.py): poll ``/health`` until it answers 200, fail at once when the process
-that should answer is gone, and after ``timeout`` seconds.
+One loop, for the local server (flows/local_server/warm_server.py): poll ``/health`` until it
+answers 200, fail at once when the process that should answer is gone, and after ``timeout``
+seconds.
 """
 
 from __future__ import annotations
