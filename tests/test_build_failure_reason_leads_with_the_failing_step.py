@@ -67,3 +67,20 @@ ERROR: failed to solve: process "/bin/sh -c echo about to fail && exit 3" did no
 
 def test_buildkit_parallel_stages_name_the_step_that_failed_not_the_last_one_shown():
     assert last_step(INTERLEAVED) == "Step 2/3 (RUN echo about to fail && exit 3)"
+
+
+def test_buildkit_reason_shows_the_failed_steps_own_output_not_the_interleaved_tail():
+    """BuildKit prefixes each output line with ``#N SECONDS`` and interleaves parallel stages: the
+    reason's body is the failing step's own lines, as the step printed them."""
+    from tasks_lib.trial.build_failure import build_failure_reason
+
+    log = "\n".join([
+        "#5 [stage-a 2/2] RUN make", "#6 [stage-b 2/2] RUN sleep 1; echo other",
+        "#5 0.210 cc -o app app.c", "#5 0.655 app.c:3: error: expected ';'", "#6 0.900 other",
+        "#5 ERROR: process \"/bin/sh -c make\" did not complete successfully: exit code: 2",
+        "#6 1.100 other-stage-still-printing", "------", " > [stage-a 2/2] RUN make:", "0.655 app.c:3: error",
+        "------", "ERROR: failed to solve: process \"/bin/sh -c make\" did not complete successfully: exit code: 2"])
+    reason = build_failure_reason(log, ["process \"/bin/sh -c make\" did not complete successfully: exit code: 2"])
+    head, *body = reason.splitlines()
+    assert head.startswith("docker build failed at Step 2/2 (RUN make): process")
+    assert body == ["cc -o app app.c", "app.c:3: error: expected ';'"]

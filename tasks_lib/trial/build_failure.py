@@ -6,9 +6,10 @@ build step that failed and the engine's error line, e.g.
 
     docker build failed at Step 2/2 (RUN make): The command '/bin/sh -c make' returned a non-zero code: 2
 
-The last lines of the build log follow (the step's own output), and ``build.log`` is the
-evidence. Both builders' step lines are read: the legacy builder's ``Step 2/2 : RUN make`` and
-BuildKit's ``#6 [2/2] RUN make``.
+The last lines of the failed step's own output follow (with BuildKit, those of the step it marks
+``#N ERROR``; with the legacy builder, the log's end), and ``build.log`` is the evidence. Both
+builders' step lines are read: the legacy builder's ``Step 2/2 : RUN make`` and BuildKit's
+``#6 [2/2] RUN make``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ _LEGACY_STEP = re.compile(r"^Step (\d+/\d+) : (.+)$")
 _BUILDKIT_STEP = re.compile(r"^#(\d+) \[(?:[\w.-]+ )?(\d+/\d+)\] (.+)$")
 #: a BuildKit step that failed: its vertex number
 _BUILDKIT_FAILED = re.compile(r"^#(\d+) ERROR: ")
+#: a line of a BuildKit step's own output: ``#N SECONDS text``
+_BUILDKIT_OUTPUT = re.compile(r"^#(\d+) \d+\.\d+ ?(.*)$")
 
 
 def last_step(log_text: str) -> str | None:
@@ -62,6 +65,19 @@ def tail(text: str, n: int = LOG_TAIL_LINES) -> str:
     return "\n".join(lines[-n:])
 
 
+def failed_step_output(log_text: str, n: int = LOG_TAIL_LINES) -> str | None:
+    """The last ``n`` lines the step BuildKit marks ``#N ERROR`` printed, without BuildKit's
+    ``#N SECONDS`` prefixes (its parallel stages interleave, so the log's own tail may be another
+    step's); None for a legacy builder's log."""
+    lines = [ln.rstrip() for ln in log_text.splitlines()]
+    failed = [m.group(1) for m in map(_BUILDKIT_FAILED.match, lines) if m]
+    if not failed:
+        return None
+    own = [m.group(2) for m in map(_BUILDKIT_OUTPUT.match, lines)
+           if m and m.group(1) == failed[-1] and m.group(2).strip()]
+    return "\n".join(own[-n:])
+
+
 def build_failure_reason(log_text: str, errors: list[str]) -> str:
     """``docker build failed[ at STEP]: ERROR`` then the log's last lines.
 
@@ -71,5 +87,7 @@ def build_failure_reason(log_text: str, errors: list[str]) -> str:
     step = last_step(log_text)
     error = next((e.strip().splitlines()[0] for e in reversed(errors) if e.strip()), "")
     head = "docker build failed" + (f" at {step}" if step else "") + (f": {error}" if error else "")
-    body = tail(log_text)
+    body = failed_step_output(log_text)
+    if body is None:
+        body = tail(log_text)
     return f"{head}\n{body}" if body else head
