@@ -1,11 +1,12 @@
 """The gateway's socket is usable by any container user (socket 0666 in a 0755 directory it
 creates), binds even past the 108-byte unix path limit (job dirs can be deep), replaces a stale
 socket but refuses to steal a live one, and is removed on stop. A client that half-closes after
-its request (tbflow-relay passes a CLI's on) still gets the reply. Stop does not wait for a
-request hung upstream, and leaves no thread behind."""
+its request (tbflow-relay passes a CLI's on) still gets the reply. The gateway leaves signal
+handlers alone; stop does not wait for a request hung upstream, and leaves no thread behind."""
 
 import json
 import os
+import signal
 import socket
 import stat
 import threading
@@ -37,8 +38,11 @@ def _chat(sock, token):
 
 def test_modes_and_removal(tmp_path, mock):
     sock = tmp_path / "job" / ".gateway" / "gw.sock"
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     gw = ModelGateway(sock, _config(mock)).start()
     try:
+        # the server's thread leaves signals alone: Ctrl-C stays tbflow's (flows/cli/stopping.py)
+        assert {sig: signal.getsignal(sig) for sig in handlers} == handlers
         assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o755
         assert stat.S_ISSOCK(sock.stat().st_mode) and stat.S_IMODE(sock.stat().st_mode) == 0o666
         assert _chat(sock, gw.register_trial("t")).status_code == 200
