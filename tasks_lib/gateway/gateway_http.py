@@ -1,41 +1,52 @@
-"""The model gateway's HTTP side: one handler thread per connection from a container's relay.
+"""The model gateway's HTTP side: a Starlette app that forwards each model request upstream with httpx.
 
-Why separate from ``model_gateway``: this module is the wire protocol (which routes pass, which
-headers are dropped, how a reply is streamed through and when it is booked); ``model_gateway``
-is the state (trials, tokens, usage) and lifecycle. The handler never holds state of its own
-beyond one request and books every request through ``ModelGateway._book`` exactly once.
+Why separate from ``model_gateway``: this module is the gateway's rules on the wire (which routes
+pass, which headers are dropped, how a reply is streamed through and when it is booked);
+``model_gateway`` is the state (trials, tokens, usage) and lifecycle, ``gateway_server`` serves
+this app on the unix socket. The app holds no state of its own beyond one request and books
+every request through ``ModelGateway._book`` exactly once. HTTP itself (framing, chunked
+bodies, keep-alive) is uvicorn's and httpx's, so nothing here parses the protocol.
 
-Streaming: the reply is written to the client chunk by chunk as the upstream sends it (CLIs time
+Streaming: the reply is sent to the client chunk by chunk as the upstream sends it (CLIs time
 out on buffered SSE), while ``gateway_usage`` reads usage from the same bytes. The request is
 booked just *before* the reply's last byte, so a CLI that has its whole reply and exits finds
-its request already counted.
+its request already counted. Once the reply's headers are sent, a failure can only be signalled
+by cutting the connection (``AbortConnection``), as a provider's own broken stream would be.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import socketserver
 import time
-from http.server import BaseHTTPRequestHandler
-from typing import Protocol
+from typing import AsyncIterator, Protocol
 
+import anyio
 import httpx
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from tasks_lib.gateway.gateway_config import Family, UpstreamConfig
+from tasks_lib.gateway.gateway_server import AbortConnection
 from tasks_lib.gateway.gateway_usage import MAX_PARSE_BYTES, GatewayUsage, SseUsageParser, TokenCount, usage_from_json
 
 _POST_ROUTES = re.compile(r"/(responses|responses/compact|chat/completions|messages|messages/count_tokens)")
 _GET_ROUTES = re.compile(r"/models(/[A-Za-z0-9._:@-]+)?")
 #: the Gemini API's model calls, matched on the whole path (its version is part of the route)
 _GEMINI_ROUTES = re.compile(r"/v1(beta|alpha)?/models/[A-Za-z0-9._@-]+:(generateContent|streamGenerateContent|countTokens)")
+_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 _HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
         "trailer", "transfer-encoding", "upgrade", "host", "content-length"}
 _DROP_REQUEST = _HOP | {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "accept-encoding"}
-_DROP_RESPONSE = _HOP | {"server", "date"}
+#: content-length is kept: a reply relayed byte for byte has the upstream's length
+_DROP_RESPONSE = (_HOP - {"content-length"}) | {"server", "date"}
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_ERROR_BODY = 1024 * 1024
-IDLE_CONNECTION_SEC = 300
 
 
 def error_body(family: Family, status: int, message: str) -> bytes:
@@ -54,7 +65,7 @@ def error_body(family: Family, status: int, message: str) -> bytes:
 
 
 class Outcome:
-    """What one forwarded request ended as (filled in by the handler, booked by the gateway)."""
+    """What one forwarded request ended as (filled in by the app, booked by the gateway)."""
 
     def __init__(self) -> None:
         self.status = 0
@@ -67,14 +78,13 @@ class Outcome:
 
 
 class ModelGateway(Protocol):
-    """What the request handler needs from the gateway (``model_gateway.ModelGateway`` is it).
+    """What the app needs from the gateway (``model_gateway.ModelGateway`` is it).
 
-    Declared here, on the HTTP side, so the handler depends on an interface and the gateway on
-    the handler, not both on each other.
+    Declared here, on the HTTP side, so the app depends on an interface and the gateway on
+    the app, not both on each other.
     """
 
     upstream: UpstreamConfig
-    _client: httpx.Client | None
 
     def _trial_for(self, tokens: list[str]) -> tuple[str, GatewayUsage] | None: ...
 
@@ -84,12 +94,41 @@ class ModelGateway(Protocol):
               t0: float) -> None: ...
 
 
-class UnixServer(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
+def gateway_app(gateway: ModelGateway) -> Starlette:
+    """The ASGI app of ``gateway``: one route takes every path, the gateway's own rules decide
+    (a bad token is a 401 before a bad route is a 404, both in the API's error shape)."""
 
-    def __init__(self, path: str, gateway: ModelGateway) -> None:
-        self.gateway = gateway
-        super().__init__(path, _Handler)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict]:
+        # created in the server's event loop, which its connections belong to
+        cfg = gateway.upstream
+        async with httpx.AsyncClient(
+                timeout=httpx.Timeout(cfg.read_timeout_sec, connect=cfg.connect_timeout_sec),
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+                trust_env=cfg.trust_env_proxy, follow_redirects=False) as client:
+            yield {"client": client}
+
+    async def endpoint(request: Request) -> Response:
+        return await _serve(gateway, request)
+
+    return Starlette(routes=[Route("/{path:path}", endpoint, methods=_METHODS)], lifespan=lifespan)
+
+
+class _Booking:
+    """Books one request once: before the reply's last byte, or when it ends without one."""
+
+    def __init__(self, gw: ModelGateway, method: str, path: str) -> None:
+        self.gw, self.method, self.path = gw, method, path
+        self.trial: tuple[str, GatewayUsage] | None = None
+        self.out, self.t0, self.done = Outcome(), time.monotonic(), False
+        self.streaming = False  # handed over to the reply that streams: it settles, not ``_serve``
+
+    def settle(self) -> None:
+        if not self.done:
+            self.done = True
+            if not self.out.status:  # cancelled before any outcome: the client or the gateway went away
+                self.out.fail(499, "tbflow gateway: the request ended before its reply (client gone or gateway stopping)")
+            self.gw._book(self.trial, self.method, self.path, self.out, self.t0)
 
 
 class _BadRequest(Exception):
@@ -98,198 +137,189 @@ class _BadRequest(Exception):
         super().__init__(message)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "tbflow-gateway"
-    sys_version = ""
-    timeout = IDLE_CONNECTION_SEC
-    server: UnixServer
+async def _serve(gw: ModelGateway, request: Request) -> Response:
+    path = request.scope["raw_path"].decode("latin-1")  # as sent: forwarded unchanged
+    query = request.scope["query_string"].decode("latin-1")
+    booking = _Booking(gw, request.method, path)
+    family, rest = _family_and_route(path, request.headers)
+    query, query_key = _without_key(query) if family == "gemini" else (query, None)
+    try:
+        body = await _read_body(request)
+        booking.trial = gw._trial_for(_presented_tokens(request.headers) + ([query_key] if query_key else []))
+        if booking.trial is None:
+            return _error(booking, family, 401, "tbflow gateway: missing or unknown trial token")
+        return await _forward(request, booking, family, rest, query, body)
+    except _BadRequest as exc:
+        return _error(booking, family, exc.status, f"tbflow gateway: {exc}", close=True)
+    except ClientDisconnect:
+        booking.out.fail(499, "tbflow gateway: the client closed the connection before its request was complete")
+        return Response(status_code=499)
+    except Exception as exc:  # a bug must not end the request silently nor leak the key in a trace
+        message = gw.redact(f"tbflow gateway internal error: {type(exc).__name__}: {exc}")
+        return _error(booking, family, 500, message, close=True)
+    finally:
+        if not booking.streaming:
+            booking.settle()
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # the default needs a TCP peer address; requests are booked by the gateway instead
 
-    def do_GET(self) -> None:
-        self._serve()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
-
-    def _serve(self) -> None:
-        gw, t0, out = self.server.gateway, time.monotonic(), Outcome()
-        self._started = False  # response headers sent: from here on only closing can signal failure
-        path, _, query = self.path.partition("?")
-        self._booking: tuple | None = (gw, None, path, out, t0)
-        family, rest = _family_and_route(path, self.headers)
-        query, query_key = _without_key(query) if family == "gemini" else (query, None)
-        try:
-            body = self._read_body()
-            trial = gw._trial_for(_presented_tokens(self.headers) + ([query_key] if query_key else []))
-            self._booking = (gw, trial, path, out, t0)
-            if trial is None:
-                self._error(family, 401, out.fail(401, "tbflow gateway: missing or unknown trial token"))
-            else:
-                self._forward(gw, family, rest, query, body, out)
-        except _BadRequest as exc:
-            self.close_connection = True
-            self._error(family, exc.status, out.fail(exc.status, f"tbflow gateway: {exc}"))
-        except Exception as exc:  # a bug must not kill the thread silently nor leak the key in a trace
-            self.close_connection = True
-            message = out.fail(500, gw.redact(f"tbflow gateway internal error: {type(exc).__name__}: {exc}"))
-            if not self._started:
-                self._error(family, 500, message)
-        finally:
-            self._book()
-
-    def _book(self) -> None:
-        """Book the request once, *before* the response's last byte: a client that has its whole
-        reply (e.g. a CLI that then exits) must find the request already counted."""
-        if self._booking is not None:
-            gw, trial, path, out, t0 = self._booking
-            self._booking = None
-            gw._book(trial, self.command, path, out, t0)
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            parts: list[bytes] = []
-            total = 0
-            while True:
-                try:
-                    size = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)
-                except ValueError:
-                    raise _BadRequest(400, "malformed chunked request body") from None
-                if size == 0:
-                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(parts)
-                total += size
-                if total > MAX_REQUEST_BYTES:
-                    raise _BadRequest(413, f"request body over {MAX_REQUEST_BYTES} bytes")
-                parts.append(self.rfile.read(size))
-                self.rfile.readline(8)
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise _BadRequest(400, "malformed Content-Length") from None
-        if length > MAX_REQUEST_BYTES:
+async def _read_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")  # well-formed: uvicorn refused it otherwise
+    if declared is not None and int(declared) > MAX_REQUEST_BYTES:
+        raise _BadRequest(413, f"request body over {MAX_REQUEST_BYTES} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_REQUEST_BYTES:
             raise _BadRequest(413, f"request body over {MAX_REQUEST_BYTES} bytes")
-        return self.rfile.read(length) if length > 0 else b""
+    return bytes(body)
 
-    def _forward(self, gw: ModelGateway, family: Family, rest: str, query: str, body: bytes, out: Outcome) -> None:
-        routes = _POST_ROUTES if self.command == "POST" else _GET_ROUTES if self.command == "GET" else None
-        if family == "gemini":
-            routes = _GEMINI_ROUTES if self.command == "POST" else None
-        if not rest or routes is None or not routes.fullmatch(rest):
-            what = f"{self.command} {self.path.partition('?')[0]}"
-            return self._error(family, 404, out.fail(404, f"tbflow gateway does not forward {what}"))
-        endpoint = gw.upstream.endpoint(family)
-        if endpoint is None or gw._client is None:
-            return self._error(family, 502, out.fail(502, f"tbflow gateway: no {family} upstream is configured"))
-        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _DROP_REQUEST]
-        headers.append(("Accept-Encoding", "identity"))
-        auth = endpoint.auth_header()
-        if auth:
-            headers.append(auth)
-        url = endpoint.base_url + rest + (f"?{query}" if query else "")
+
+async def _forward(request: Request, booking: _Booking, family: Family, rest: str, query: str,
+                   body: bytes) -> Response:
+    gw, method = booking.gw, request.method
+    routes = _POST_ROUTES if method == "POST" else _GET_ROUTES if method == "GET" else None
+    if family == "gemini":
+        routes = _GEMINI_ROUTES if method == "POST" else None
+    if not rest or routes is None or not routes.fullmatch(rest):
+        return _error(booking, family, 404, f"tbflow gateway does not forward {method} {booking.path}")
+    endpoint = gw.upstream.endpoint(family)
+    if endpoint is None:
+        return _error(booking, family, 502, f"tbflow gateway: no {family} upstream is configured")
+    headers = [(k, v) for k, v in request.headers.items() if k not in _DROP_REQUEST]
+    headers.append(("accept-encoding", "identity"))
+    auth = endpoint.auth_header()
+    if auth:
+        headers.append(auth)
+    client: httpx.AsyncClient = request.state.client
+    url = endpoint.base_url + rest + (f"?{query}" if query else "")
+    try:
+        resp = await client.send(client.build_request(method, url, headers=headers, content=body), stream=True)
+    except httpx.TimeoutException:
+        why = f"upstream {endpoint.base_url} did not answer within {gw.upstream.read_timeout_sec:g} s"
+        return _error(booking, family, 504, f"tbflow gateway: {why}")
+    except httpx.HTTPError as exc:
+        why = f"upstream {endpoint.base_url} unreachable: {type(exc).__name__}: {exc}"
+        return _error(booking, family, 502, gw.redact(f"tbflow gateway: {why}"))
+    if resp.status_code >= 400:
         try:
-            request = gw._client.build_request(self.command, url, headers=headers, content=body)
-            resp = gw._client.send(request, stream=True)
-        except httpx.TimeoutException:
-            why = f"upstream {endpoint.base_url} did not answer within {gw.upstream.read_timeout_sec:g} s"
-            return self._error(family, 504, out.fail(504, f"tbflow gateway: {why}"))
-        except httpx.HTTPError as exc:
-            why = f"upstream {endpoint.base_url} unreachable: {type(exc).__name__}: {exc}"
-            return self._error(family, 502, out.fail(502, gw.redact(f"tbflow gateway: {why}")))
-        try:
-            if resp.status_code >= 400:
-                self._relay_error(gw, family, resp, out)
-            else:
-                self._relay_body(gw, resp, out)
+            return await _relay_error(booking, resp)
         finally:
-            resp.close()
+            await resp.aclose()
+    reply = _RelayedReply(resp, booking)
+    booking.streaming = True
+    return reply
 
-    def _relay_error(self, gw: ModelGateway, family: Family, resp: httpx.Response, out: Outcome) -> None:
-        """Upstream errors are small: buffer, redact (providers echo keys), pass on with their status."""
-        data = bytearray()
+
+async def _relay_error(booking: _Booking, resp: httpx.Response) -> Response:
+    """Upstream errors are small: buffer, redact (providers echo keys), pass on with their status."""
+    data = bytearray()
+    try:
+        async for chunk in resp.aiter_raw():
+            data += chunk
+            if len(data) > MAX_ERROR_BODY:
+                break
+    except httpx.HTTPError:
+        pass
+    text = booking.gw.redact(bytes(data[:MAX_ERROR_BODY]).decode("utf-8", "replace"))
+    booking.out.fail(resp.status_code, f"upstream {resp.status_code}: {_error_message(text)}")
+    headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() not in _DROP_RESPONSE | {"content-length"}]
+    booking.settle()
+    return Response(text.encode(), resp.status_code, headers=_raw(headers))
+
+
+class _RelayedReply(Response):
+    """The upstream's reply, relayed as it arrives while its usage is read on the way.
+
+    Its own ASGI call (not ``StreamingResponse``): the booking and the upstream's release must
+    happen whatever ends the reply, even a client gone before the first chunk is sent.
+    """
+
+    def __init__(self, upstream: httpx.Response, booking: _Booking) -> None:
+        self.upstream, self.booking = upstream, booking
+        self.status_code, self.background = upstream.status_code, None
+        self.init_headers(_raw([(k, v) for k, v in upstream.headers.multi_items() if k.lower() not in _DROP_RESPONSE]))
+        sse = "text/event-stream" in upstream.headers.get("content-type", "")
+        self._parser, self._collected = (SseUsageParser() if sse else None), bytearray()
+        no_body = upstream.status_code in (204, 304)
+        declared = upstream.headers.get("content-length")
+        self._length = 0 if no_body else int(declared) if declared is not None else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        out, complete = self.booking.out, False
         try:
-            for chunk in resp.iter_raw():
-                data += chunk
-                if len(data) > MAX_ERROR_BODY:
-                    break
-        except httpx.HTTPError:
-            pass
-        text = gw.redact(bytes(data[:MAX_ERROR_BODY]).decode("utf-8", "replace"))
-        out.fail(resp.status_code, f"upstream {resp.status_code}: {_error_message(text)}")
-        self._send(resp.status_code, text.encode(), [(k, v) for k, v in resp.headers.items()
-                                                     if k.lower() not in _DROP_RESPONSE], resp.reason_phrase)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+                complete = await self._relay(send)
+                tg.cancel_scope.cancel()
+        except Exception as exc:  # a bug: the reply is cut, the key not leaked
+            out.fail(500, self.booking.gw.redact(f"tbflow gateway internal error: {type(exc).__name__}: {exc}"))
+        finally:
+            if not complete and out.status < 400:
+                out.fail(499, "tbflow gateway: the reply was cut off: the client left or the gateway stopped")
+            self._settle()  # with the usage seen so far: the provider metered it
+            with anyio.CancelScope(shield=True):
+                await self.upstream.aclose()
+        if not complete:
+            raise AbortConnection()  # headers are out: the client sees a cut stream, as from the provider
 
-    def _relay_body(self, gw: ModelGateway, resp: httpx.Response, out: Outcome) -> None:
-        """Stream the reply through as it arrives, reading usage on the way."""
-        out.status = resp.status_code
-        sse = "text/event-stream" in resp.headers.get("content-type", "")
-        parser, collected = (SseUsageParser() if sse else None), bytearray()
-        no_body = resp.status_code in (204, 304)
-        chunked = "content-length" not in resp.headers and not no_body
-        length = 0 if no_body or chunked else int(resp.headers["content-length"])
-
-        def settle() -> None:
-            if self._booking is not None:
-                out.tokens = parser.result() if parser is not None else usage_from_json(bytes(collected))
-                self._book()
-        self._started = True
-        self.send_response(resp.status_code, resp.reason_phrase)
-        for k, v in resp.headers.items():
-            if k.lower() not in _DROP_RESPONSE:
-                self.send_header(k, v)
-        if chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        elif not no_body:
-            self.send_header("Content-Length", str(length))
-        if not chunked and length == 0:
-            settle()
-        self.end_headers()
+    async def _relay(self, send: Send) -> bool:
+        """Whether the whole reply went through; a stall or break upstream is booked (504/502)."""
+        out, gw = self.booking.out, self.booking.gw
+        out.status = self.status_code
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        sent = 0
         try:
-            sent = 0
-            for chunk in resp.iter_raw():
-                if parser is not None:
-                    parser.feed(chunk)
-                elif len(collected) <= MAX_PARSE_BYTES:
-                    collected += chunk
+            if self._length == 0:
+                self._settle()
+            async for chunk in self.upstream.aiter_raw():
+                self._meter(chunk)
                 sent += len(chunk)
-                if not chunked and sent >= length:
-                    settle()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
-            if chunked:
-                settle()
-                self.wfile.write(b"0\r\n\r\n")
+                if self._length is not None and sent >= self._length:
+                    self._settle()
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except httpx.TimeoutException:
-            self.close_connection = True  # the client sees a cut stream, as from the provider
             out.fail(504, f"tbflow gateway: upstream stalled mid-reply for {gw.upstream.read_timeout_sec:g} s")
+            return False
         except httpx.HTTPError as exc:
-            self.close_connection = True
             out.fail(502, gw.redact(f"tbflow gateway: upstream broke off mid-reply: {type(exc).__name__}: {exc}"))
-        except OSError:
-            self.close_connection = True
-            out.fail(499, "tbflow gateway: the client closed the connection mid-reply")
-        finally:
-            settle()
+            return False
+        self._settle()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return True
 
-    def _error(self, family: Family, status: int, message: str) -> None:
-        self._send(status, error_body(family, status, message), [("Content-Type", "application/json")])
+    def _meter(self, chunk: bytes) -> None:
+        if self._parser is not None:
+            self._parser.feed(chunk)
+        elif len(self._collected) <= MAX_PARSE_BYTES:
+            self._collected += chunk
 
-    def _send(self, status: int, data: bytes, headers: list[tuple[str, str]], reason: str | None = None) -> None:
-        self._started = True
-        self._book()
-        try:
-            self.send_response(status, reason)
-            for k, v in headers:
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            self.close_connection = True
+    def _settle(self) -> None:
+        if not self.booking.done:
+            self.booking.out.tokens = (self._parser.result() if self._parser is not None
+                                       else usage_from_json(bytes(self._collected)))
+            self.booking.settle()
 
 
-def _family_and_route(path: str, headers) -> tuple[Family, str]:
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """A client that hangs up mid-reply (a CLI killed at its timeout) ends the relay: booked 499."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+def _error(booking: _Booking, family: Family, status: int, message: str, close: bool = False) -> Response:
+    booking.out.fail(status, message)
+    booking.settle()
+    headers = {"content-type": "application/json"} | ({"connection": "close"} if close else {})
+    return Response(error_body(family, status, message), status, headers=headers)
+
+
+def _raw(headers: list[tuple[str, str]]) -> Headers:
+    """Headers that keep repeated names (``set-cookie``), which a dict would merge."""
+    return Headers(raw=[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers])
+
+
+def _family_and_route(path: str, headers: Headers) -> tuple[Family, str]:
     """The API family (upstream, error shape) and the route forwarded under the upstream's base.
 
     OpenAI and Anthropic routes are what follows ``/v1``; ``/v1/models`` goes by the auth header
@@ -314,9 +344,9 @@ def _without_key(query: str) -> tuple[str, str | None]:
     return "&".join(kept), key
 
 
-def _presented_tokens(headers) -> list[str]:
+def _presented_tokens(headers: Headers) -> list[str]:
     found = []
-    auth = headers.get("Authorization", "")
+    auth = headers.get("authorization", "")
     if auth[:7].lower() == "bearer ":
         found.append(auth[7:].strip())
     for name in ("x-api-key", "x-goog-api-key"):

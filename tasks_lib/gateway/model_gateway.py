@@ -7,7 +7,7 @@ per-trial token, never the key; the gateway swaps the token for the real key and
 every model request passes here, the gateway also counts requests and tokens per trial from the
 upstream's own responses: the second witness, next to the CLI's log, that the model was reached.
 
-Rules it keeps (the HTTP side is ``gateway_http``):
+Rules it keeps (the HTTP side is ``gateway_http``, served by ``gateway_server``):
 
 * Tokens: ``Authorization: Bearer <tok>``, ``x-api-key: <tok>``, ``x-goog-api-key: <tok>`` or a
   Gemini request's ``key=<tok>`` query parameter. Missing/unknown → 401 in the API's error shape,
@@ -40,11 +40,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import httpx
-
 from tasks_lib.errors import TbflowError
 from tasks_lib.gateway.gateway_config import GatewayConfigError, UpstreamConfig, UpstreamEndpoint
-from tasks_lib.gateway.gateway_http import Outcome, UnixServer, error_body
+from tasks_lib.gateway.gateway_http import Outcome, error_body, gateway_app
+from tasks_lib.gateway.gateway_server import UnixAsgiServer
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 
 __all__ = ["ModelGateway", "GatewayError", "GatewayUsage", "GatewayConfigError", "UpstreamConfig", "UpstreamEndpoint",
@@ -80,14 +79,26 @@ class ModelGateway:
         self._tokens: dict[str, str] = {}           # token -> trial id
         self._usage: dict[str, GatewayUsage] = {}   # trial id -> usage
         self.rejected = 0
-        self._server: UnixServer | None = None
-        self._client: httpx.Client | None = None
+        self._server: UnixAsgiServer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> "ModelGateway":
+        """Listen on ``socket_path`` and serve; requests are answered once this returns."""
         if self._server is not None:
             raise GatewayError(f"the gateway on {self.socket_path} is already running")
+        sock = self._listen()
+        try:
+            server = UnixAsgiServer(sock, gateway_app(self), f"model-gateway:{self.socket_path.name}").start()
+        except RuntimeError as exc:
+            sock.close()
+            self.socket_path.unlink(missing_ok=True)
+            raise GatewayError(f"the gateway on {self.socket_path} did not start: {exc}") from exc
+        self._server = server
+        return self
+
+    def _listen(self) -> socket.socket:
+        """A listening socket at ``socket_path`` that container users of any uid may connect to."""
         path = self.socket_path
         if not path.parent.exists():
             path.parent.mkdir(parents=True)
@@ -96,6 +107,7 @@ class ModelGateway:
         if len(os.fsencode(bind_to)) >= 108:  # sun_path limit: bind through a short /proc path
             dir_fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
             bind_to = f"/proc/self/fd/{dir_fd}/{path.name}"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             if path.is_socket():
                 if _answers(bind_to):
@@ -103,31 +115,28 @@ class ModelGateway:
                 path.unlink()
             elif path.exists():
                 raise GatewayError(f"{path} exists and is not a socket")
-            self._server = UnixServer(bind_to, self)
+            sock.bind(bind_to)
+            os.chmod(path, 0o666)  # container users of any uid may connect
+            sock.listen(socket.SOMAXCONN)
         except OSError as exc:
+            sock.close()
             raise GatewayError(f"cannot listen on {path}: {exc}") from exc
+        except GatewayError:
+            sock.close()
+            raise
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
-        os.chmod(path, 0o666)  # container users of any uid may connect
-        cfg = self.upstream
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(cfg.read_timeout_sec, connect=cfg.connect_timeout_sec),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-            trust_env=cfg.trust_env_proxy, follow_redirects=False)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                         name=f"model-gateway:{path.name}", daemon=True).start()
-        return self
+        return sock
 
     def stop(self) -> None:
+        """Stop serving (requests in flight end now) and remove the socket; idempotent."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-            self.socket_path.unlink(missing_ok=True)
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+            server, self._server = self._server, None
+            try:
+                server.stop()
+            finally:
+                self.socket_path.unlink(missing_ok=True)
 
     def __enter__(self) -> "ModelGateway":
         return self.start()
