@@ -29,6 +29,7 @@ from flows import shared_server
 from flows.embedded_prefect import SERVER_ENV
 from flows.server_health import wait_healthy
 from flows.shared_server import SharedServer
+from flows.socket_peer import UntrustedPeer
 
 STOP_WAIT_SEC = 15.0
 #: in PREFECT_HOME: what the per-command server and its guard print (Prefect's own logging at its
@@ -123,6 +124,9 @@ def start(shared: bool = False) -> LocalServer | SharedServer:
     if shared and not configured:
         try:
             _current = shared_server.attach(shared_server.idle_sec(), SERVER_ENV)
+        except UntrustedPeer as exc:  # said once, as it may be an attack (flows/socket_peer.py)
+            print(f"tbflow: warning: {exc}; this command starts a Prefect server of its own", file=sys.stderr,
+                  flush=True)
         except (shared_server.VersionMismatch, RuntimeError):  # not shareable: one of our own, as before
             pass
         else:

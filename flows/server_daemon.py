@@ -12,7 +12,8 @@ its own (a terminal's Ctrl-C never reaches it), with its output in ``PREFECT_HOM
 Commands reach it on the abstract unix socket ``\\0tbflow-server-KEY`` (KEY hashes the uid,
 ``PREFECT_HOME`` and the database URL, so each Prefect database has its own server; an abstract
 socket leaves no stale file behind when the process dies). Only processes of the same uid are
-answered (``SO_PEERCRED``). A connection's first line says what it wants:
+answered (``SO_PEERCRED``), and commands check that the listener is this server
+(flows/socket_peer.py) before they send or believe anything. A connection's first line says what it wants:
 
 - ``attach VERSION`` -> ``ok API_URL`` (or ``mismatch VERSION`` when tbflow/Prefect/Python differ).
   The connection then is that command's guard pipe, with the per-command server's protocol
@@ -32,12 +33,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import sys
 import threading
 import time
 
 from flows.server_process import HARD_EXIT_AFTER_SEC, Guard, prefect_app_server
+from flows.socket_peer import same_user
 
 POLL_SEC = 0.5
 
@@ -49,12 +50,6 @@ def daemon_version() -> str:
     from tasks_lib import __version__
 
     return f"tbflow-{__version__}/prefect-{version('prefect')}/{sys.executable}"
-
-
-def same_user(conn: socket.socket) -> bool:
-    """Whether the process at the other end of a unix socket runs as this uid (``SO_PEERCRED``)."""
-    uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
-    return uid == os.getuid()
 
 
 def socket_name(key: str) -> bytes:

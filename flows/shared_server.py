@@ -5,6 +5,11 @@ The command keeps one connection to the server's guard socket for its whole life
 lines tell the server which job's containers to remove should the command die without ``bye``
 (README.md, "Stopping"). ``TBFLOW_SERVER_IDLE_SEC`` (default 600) is how long the server waits
 for the next command; ``0`` gives the per-command server of flows/prefect_server.py instead.
+
+The command sends nothing and believes no ``ok API_URL`` until the socket's listener is known to be
+this user's warm server of this key (flows/socket_peer.py): any local user could hold the abstract
+name and hand out an API URL of its own, to which the command would send its flows and logs.
+Another holder raises ``UntrustedPeer``; ``run``/``resume`` then start a server of their own.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ from pathlib import Path
 
 from flows.server_daemon import daemon_version, socket_name
 from flows.server_health import wait_healthy
+from flows.socket_peer import UntrustedPeer, check_server
 
 DEFAULT_IDLE_SEC = 600.0
 ENV_IDLE = "TBFLOW_SERVER_IDLE_SEC"
 ATTACH_TIMEOUT_SEC = 20.0
 LOG_NAME = "tbflow-server.log"
+DAEMON_MODULE = "flows.server_daemon"  # started as ``python -m DAEMON_MODULE KEY IDLE_SEC``, checked as such
 
 
 def idle_sec() -> float:
@@ -102,11 +109,14 @@ class SharedServer:
 
 
 def _ask(first_line: str, timeout: float = 5.0) -> tuple[socket.socket, str] | None:
-    """Send ``first_line`` to the running server; ``None`` when there is none (or it is stopping)."""
+    """Send ``first_line`` to the running server; ``None`` when there is none (or it is stopping).
+    ``UntrustedPeer`` when another process holds its socket name (nothing was sent to it)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    key = server_key()
     try:
         conn.settimeout(timeout)
-        conn.connect(socket_name(server_key()))
+        conn.connect(socket_name(key))
+        check_server(conn, DAEMON_MODULE, key)
         conn.sendall(first_line.encode())
         reply = b""
         while not reply.endswith(b"\n"):
@@ -119,6 +129,9 @@ def _ask(first_line: str, timeout: float = 5.0) -> tuple[socket.socket, str] | N
     except OSError:
         conn.close()
         return None
+    except UntrustedPeer:
+        conn.close()
+        raise
 
 
 #: what the warm server inherits from the command that starts it; it outlives that command and
@@ -161,7 +174,8 @@ def spawn_background(module: str, args: list[str], log_name: str, extra_env: dic
 
 def attach(idle: float, server_env: dict[str, str]) -> SharedServer:
     """Attach to the warm server, starting it if needed; raise ``VersionMismatch`` when another
-    version's server owns this database (the caller then starts a per-command server)."""
+    version's server owns this database, ``UntrustedPeer`` when another program holds its socket
+    (the caller then starts a per-command server)."""
     hello = f"attach {daemon_version()}\n"
     deadline = time.monotonic() + ATTACH_TIMEOUT_SEC
     spawned = False
@@ -178,13 +192,13 @@ def attach(idle: float, server_env: dict[str, str]) -> SharedServer:
         if not spawned or time.monotonic() > deadline:
             if spawned:
                 raise RuntimeError(f"the local Prefect server did not start (see {prefect_home() / LOG_NAME})")
-            spawn_background("flows.server_daemon", [server_key(), str(idle)], LOG_NAME, server_env)
+            spawn_background(DAEMON_MODULE, [server_key(), str(idle)], LOG_NAME, server_env)
             spawned = True
         time.sleep(0.02)
 
 
 def status() -> dict | None:
-    """The running warm server's status, or ``None``."""
+    """The running warm server's status, or ``None``; ``UntrustedPeer`` as ``_ask``."""
     answer = _ask("status\n")
     if answer is None:
         return None
@@ -193,7 +207,8 @@ def status() -> dict | None:
 
 
 def request_stop() -> int | None:
-    """Ask the warm server to stop once no command is attached; the number attached, or ``None``."""
+    """Ask the warm server to stop once no command is attached; the number attached, or ``None``;
+    ``UntrustedPeer`` as ``_ask``."""
     answer = _ask("stop\n")
     if answer is None:
         return None

@@ -4,7 +4,8 @@ that ``run`` and ``resume`` leave running for the next command (README.md, "Pref
 Both act only on this tbflow's server: the one of this ``PREFECT_HOME`` whose version (tbflow,
 Prefect and the interpreter, i.e. this checkout's venv) is this command's. Another checkout that
 shares the ``PREFECT_HOME`` reaches the same server socket; its ``status`` says whose the server
-is and exits 1, and its ``stop`` leaves it running unless ``--any`` is given.
+is and exits 1, and its ``stop`` leaves it running unless ``--any`` is given. When another user or
+program holds the server's socket name (flows/socket_peer.py), both say so and exit 1.
 """
 
 from __future__ import annotations
@@ -32,12 +33,21 @@ def _home() -> str:
     return str(shared_server.prefect_home())
 
 
+def _status() -> dict | None:
+    from flows import shared_server
+    from flows.socket_peer import UntrustedPeer
+
+    try:
+        return shared_server.status()
+    except UntrustedPeer as exc:
+        typer.echo(f"tbflow: error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @server_app.command("status")
 def status() -> None:
     """Show this tbflow's warm server of this PREFECT_HOME (pid, API URL, attached commands); exit 1 if none runs."""
-    from flows import shared_server
-
-    info = shared_server.status()
+    info = _status()
     if info is None:
         typer.echo(f"no tbflow server runs for {_home()}")
         raise typer.Exit(1)
@@ -57,7 +67,7 @@ def stop(any_server: bool = typer.Option(False, "--any", help="Also stop a serve
     from flows.cli import handoff
 
     handoff.request_stop()  # the process that runs commands for this server's configuration, too
-    info = shared_server.status()
+    info = _status()
     other = _others(info) if info is not None else None
     if other is not None and not any_server:
         typer.echo(f"left running: {other} (stop it with `tbflow server stop --any`, or from that checkout)")
