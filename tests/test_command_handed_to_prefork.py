@@ -1,8 +1,7 @@
 """With the warm server, a ``tbflow run`` after the first is run by the prefork process
 (flows/prefork.py), which has Prefect imported already: the command's own environment, output and
-exit code, its output on a terminal byte for byte (colours included), Ctrl-C to the command's
-process group stops the job as before, and ``kill -9`` of the command ends its job and removes its
-containers. The prefork keeps no model API key, and a
+exit code, Ctrl-C to the command's process group stops the job as before, and ``kill -9`` of the
+command ends its job and removes its containers. The prefork keeps no model API key, and a
 changed source file gives another prefork key (a stale process is never used).
 
 Each test has its own ``PREFECT_HOME`` (the ``warm_env`` fixture), so the warm server and the
@@ -19,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from pty_capture import run_in_pty
 from task_factory import make_task
 from tbflow_process import ROOT, TBFLOW, alive, job_containers, preforks, running_job_containers, wait_until
 from test_warm_server_shared_by_commands import daemons, tbflow
@@ -74,22 +72,6 @@ def test_second_run_is_run_by_the_prefork_with_its_own_env_and_exit_code(docker_
     assert len(served(home)) == 2
     assert bad.returncode == 2, bad.stdout + bad.stderr
     assert "tbflow: error: DATASET:" in bad.stderr and "does not exist" in bad.stderr
-
-
-def test_handed_off_command_prints_the_bytes_and_colours_of_a_direct_one(docker_ready, tmp_path, warm):
-    home, env, _ = warm
-    term = {k: v for k, v in env.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TTY_COMPATIBLE")}
-    term["TERM"] = "xterm-256color"
-    resume = [*TBFLOW, "resume", str(tmp_path / "jobs" / "first")]  # all recorded: the results table, no Prefect
-    code, direct = run_in_pty(resume, dict(term, TBFLOW_PREFORK="0"), str(ROOT))
-    assert code == 0, direct
-    assert served(home) == []
-    code, handed = run_in_pty(resume, term, str(ROOT))
-    assert code == 0, handed
-    assert [line for _, line in served(home)] == [f"tbflow resume {tmp_path / 'jobs' / 'first'} (cwd {ROOT})"]
-    assert b"\x1b[32mscored" in direct, direct  # Rich's green: the direct command saw a colour terminal
-    assert b"\r\n" in direct  # and a terminal's line discipline
-    assert handed == direct
 
 
 def _slow_run(client, tmp_path, env, name):
