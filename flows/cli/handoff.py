@@ -17,7 +17,8 @@ and runs the job itself.
 
 What differs for the user: Ctrl-Z stops only this process, not the job (the child is in another
 process group); everything else (output, colours, Ctrl-C, ``kill``, ``kill -9``, exit codes)
-behaves as without it (tests/test_command_handed_to_prefork.py).
+behaves as without it (tests/test_command_handed_to_prefork.py; the terminal's bytes:
+tests/test_handed_off_command_prints_the_bytes_and_colours_of_a_direct_one.py).
 """
 
 from __future__ import annotations
