@@ -5,7 +5,7 @@ user caches), else ``~/.cache/tbflow`` (README, "The cache dir"). Every cache re
 it, so setting one variable moves all of them together: the harness bundles and npm packages
 (``harnesses/bundles``), the static judge and relay binaries (``tasks_lib/container/static_build.py``),
 the build locks, the dataset cache, the trial history, and the local copies of jobs kept in a
-store (``tasks_lib/job/remote_store.py``). ``tests/test_every_cache_resolves_under_one_root.py``
+store (``tasks_lib/store/remote_store.py``). ``tests/test_every_cache_resolves_under_one_root.py``
 pins it.
 """
 

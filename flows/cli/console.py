@@ -1,6 +1,11 @@
 """What the CLI shows: a live progress bar while the job runs, then the trial table and summary.
 
 Invalid trials are shown with their kind and reason and are never part of the mean.
+
+The Rich consoles are built where they are used, never at import: a Rich console decides
+at construction whether its file is a terminal, its colours and its width (``NO_COLOR``,
+``FORCE_COLOR``, ``TERM``, ``COLUMNS``). The prefork (flows/local_server/prefork_main.py) imports this module long
+before it receives a command's terminal; consoles built then would be the prefork's log file's.
 """
 
 from __future__ import annotations
@@ -17,9 +22,7 @@ from tasks_lib.job.trial_order import describe_order
 from tasks_lib.store.remote_store import is_url, mirror_for
 
 ORDER_LINES = 12
-console = Console(stderr=True)
 _STATUS = {"scored": "[green]scored[/green]", "invalid": "[red]invalid[/red]", "error": "[bold red]tbflow error[/bold red]"}
-out = Console()
 
 
 class RichProgress:
@@ -27,21 +30,22 @@ class RichProgress:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._on_job_dir = on_job_dir  # told the job directory in use (for stopping cleanly)
+        self._console = Console(stderr=True)
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
         if self._on_job_dir is not None:
             self._on_job_dir(job_dir)
         mirror = mirror_for(job_dir)  # a job in a store: its URL and this machine's working copy
-        console.print(f"[bold]tbflow[/bold] job {mirror.describe() if mirror else job_dir}: {total} trials"
+        self._console.print(f"[bold]tbflow[/bold] job {mirror.describe() if mirror else job_dir}: {total} trials"
                       + (f" ({already_done} already recorded, kept)" if already_done else ""))
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=console, transient=True)
+                                  TimeElapsedColumn(), console=self._console, transient=True)
         self._progress.start()
         self._task = self._progress.add_task("trials", total=total, completed=already_done)
 
     def order_planned(self, order: TrialOrder) -> None:
         """The start order, first ``ORDER_LINES`` trials (all of it is in job.json)."""
-        target = self._progress.console if self._progress is not None else console
+        target = self._progress.console if self._progress is not None else self._console
         target.print("\n".join(describe_order(order, ORDER_LINES)), markup=False, highlight=False)
 
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
@@ -60,6 +64,7 @@ class RichProgress:
 
 
 def print_results(result) -> None:
+    out = Console()
     records: list[TrialRecord] = result.records
     table = Table(title=f"job {result.job_name}", show_lines=False)
     for col in ("task", "harness", "attempt", "status", "reward / invalid reason", "duration"):

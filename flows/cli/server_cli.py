@@ -4,7 +4,8 @@ that ``run`` and ``resume`` leave running for the next command (README.md, "Pref
 Both act only on this tbflow's server: the one of this ``PREFECT_HOME`` whose version (tbflow,
 Prefect and the interpreter, i.e. this checkout's venv) is this command's. Another checkout that
 shares the ``PREFECT_HOME`` reaches the same server socket; its ``status`` says whose the server
-is and exits 1, and its ``stop`` leaves it running unless ``--any`` is given.
+is and exits 1, and its ``stop`` leaves it running unless ``--any`` is given. When another user or
+program holds the server's socket name (flows/local_server/socket_peer.py), both say so and exit 1.
 """
 
 from __future__ import annotations
@@ -31,11 +32,21 @@ def _home() -> str:
     return str(warm_server.prefect_home())
 
 
+def _status() -> dict | None:
+    from flows.local_server import warm_server
+    from flows.local_server.socket_peer import UntrustedPeer
+
+    try:
+        return warm_server.status()
+    except UntrustedPeer as exc:
+        typer.echo(f"tbflow: error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @server_app.command("status")
 def status() -> None:
     """Show this tbflow's warm server of this PREFECT_HOME (pid, API URL, attached commands); exit 1 if none runs."""
-    from flows.local_server import warm_server
-    info = warm_server.status()
+    info = _status()
     if info is None:
         typer.echo(f"no tbflow server runs for {_home()}")
         raise typer.Exit(1)
@@ -50,10 +61,10 @@ def status() -> None:
 def stop(any_server: bool = typer.Option(False, "--any", help="Also stop a server another tbflow (another "
                                          "checkout or venv) runs for this PREFECT_HOME.")) -> None:
     """Stop this tbflow's warm server now, or as soon as the commands attached to it have finished."""
-    from flows.local_server import warm_server
-    from flows.local_server import prefork_client
+    from flows.local_server import prefork_client, warm_server
+
     prefork_client.request_stop()  # the process that runs commands for this server's configuration, too
-    info = warm_server.status()
+    info = _status()
     other = _others(info) if info is not None else None
     if other is not None and not any_server:
         typer.echo(f"left running: {other} (stop it with `tbflow server stop --any`, or from that checkout)")

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 
 from flows.local_server import warm_server
 from flows.local_server.prefect_settings import SERVER_ENV
+from flows.local_server.socket_peer import UntrustedPeer
 from flows.local_server.warm_server import SharedServer
 
 _current: SharedServer | None = None
@@ -36,7 +38,13 @@ def start() -> SharedServer:
     the next command; 0 stops it with this one), or to a guard when ``PREFECT_API_URL`` is set."""
     global _current
     if _current is None:
-        _current = warm_server.attach(warm_server.idle_sec(), SERVER_ENV, os.environ.get("PREFECT_API_URL"))
+        configured = os.environ.get("PREFECT_API_URL")
+        try:
+            _current = warm_server.attach(warm_server.idle_sec(), SERVER_ENV, configured)
+        except UntrustedPeer as exc:  # said once, as it may be an attack (flows/local_server/socket_peer.py)
+            print(f"tbflow: warning: {exc}; this command starts a Prefect server of its own", file=sys.stderr,
+                  flush=True)
+            _current = warm_server.attach(0, SERVER_ENV, configured, private=True)
         # Registered before Prefect is imported, so it runs after Prefect's own atexit handlers
         # (LIFO): buffered events and logs reach the server before the command detaches.
         atexit.register(_current.stop)

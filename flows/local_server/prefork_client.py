@@ -9,9 +9,16 @@ as it exits.
 Anything that goes wrong before the child runs also leaves the command to run the job itself.
 ``TBFLOW_PREFORK=0`` turns it off.
 
+Nothing is sent before the listener is known to be this user's prefork of this key
+(flows/local_server/socket_peer.py: ``SO_PEERCRED`` uid, then its command line): the socket name is abstract,
+so any local user could hold it. When another process holds it, the command says so in one line on
+stderr (someone may be trying to read this user's API keys, and every command now pays the imports)
+and runs the job itself.
+
 What differs for the user: Ctrl-Z stops only this process, not the job (the child is in another
 process group); everything else (output, colours, Ctrl-C, ``kill``, ``kill -9``, exit codes)
-behaves as without it (tests/test_command_handed_to_prefork.py).
+behaves as without it (tests/test_command_handed_to_prefork.py; the terminal's bytes:
+tests/test_handed_off_command_prints_the_bytes_and_colours_of_a_direct_one.py).
 """
 
 from __future__ import annotations
@@ -25,10 +32,13 @@ import socket
 import sys
 from pathlib import Path
 
+from flows.local_server.socket_peer import UntrustedPeer, check_server
+
 COMMANDS = ("run", "resume")
 ENV_SWITCH = "TBFLOW_PREFORK"  # "0": every command imports Prefect itself
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LOG_NAME = "tbflow-prefork.log"
+PREFORK_MODULE = "flows.local_server.prefork_main"  # started as ``python -m PREFORK_MODULE KEY IDLE_SEC``, checked as such
 REPLY_TIMEOUT_SEC = 30.0  # a prefork still importing answers after its imports (seconds; more under load)
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,14 +95,18 @@ def try_handoff(argv: list[str]) -> int | None:
     if os.environ.get("PREFECT_API_URL") or idle <= 0:
         return None
     key = prefork_key()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        sock.connect(socket_name(key))
-    except OSError:
-        sock.close()
+    sock = _connect(key)
+    if sock is None:
         # started when this command ends: while it runs, its imports would compete with the job
         # for CPU (+1.7 s on the first command of a session here, bench/RESULTS.md)
         atexit.register(_spawn, key, idle)
+        return None
+    try:
+        check_server(sock, PREFORK_MODULE, key)
+    except (UntrustedPeer, OSError) as exc:
+        sock.close()
+        if isinstance(exc, UntrustedPeer):
+            print(f"tbflow: warning: {exc}; this command runs without it", file=sys.stderr, flush=True)
         return None
     forward = _Forwarder()
     previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
@@ -135,6 +149,16 @@ class _Forwarder:
             self(signum, None)
 
 
+def _connect(key: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        sock.connect(socket_name(key))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
 def _start(sock: socket.socket, argv: list[str]) -> int | None:
     payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, len(payload) + 65536)
@@ -170,7 +194,7 @@ def _spawn(key: str, idle: float) -> None:
     from flows.local_server.warm_server import spawn_background
 
     try:
-        spawn_background("flows.local_server.prefork_main", [key, str(idle)], LOG_NAME)
+        spawn_background(PREFORK_MODULE, [key, str(idle)], LOG_NAME)
     except OSError:  # no prefork: every command imports Prefect itself, as it did before
         pass
 
@@ -180,12 +204,15 @@ def request_stop() -> bool:
     from flows.local_server.prefect_settings import configure_embedded_prefect
 
     configure_embedded_prefect()  # the same Prefect settings as a run has, so the same key
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    key = prefork_key()
+    sock = _connect(key)
+    if sock is None:
+        return False
     try:
-        sock.connect(socket_name(prefork_key()))
+        check_server(sock, PREFORK_MODULE, key)
         sock.send(b"stop")
         return True
-    except OSError:
+    except (UntrustedPeer, OSError):
         return False
     finally:
         sock.close()

@@ -14,7 +14,9 @@ that outlives the command). It listens on the abstract ``SOCK_SEQPACKET`` socket
 ``\\0tbflow-prefork-KEY``; KEY hashes everything an import may have captured (uid,
 ``PREFECT_HOME``, every ``PREFECT_*`` variable, the interpreter, and the size and mtime of every
 tbflow source file), so an edited checkout or another configuration never runs in a stale one.
-Only the same uid is served (``SO_PEERCRED``).
+Only the same uid is served (``SO_PEERCRED``); the command, for its part, sends nothing until it
+has checked that the listener is this user's prefork of its key (flows/local_server/socket_peer.py), as any
+local user could hold an abstract socket name.
 
 The protocol, one message each:
 
@@ -47,7 +49,7 @@ import time
 
 from flows.local_server.fast_exit import exit_code, finish
 from flows.local_server.prefork_client import socket_name
-from flows.local_server.warm_server_main import same_user
+from flows.local_server.socket_peer import same_user
 
 MAX_MESSAGE = 1 << 20
 POLL_SEC = 1.0

@@ -7,6 +7,12 @@ lines tell the server which job's containers to remove should the command die wi
 for the next command; ``0`` stops it as soon as the last command detaches (a server per command in
 effect). A command using a configured ``PREFECT_API_URL`` attaches the same way to a guard of its
 own, which starts no Prefect server.
+
+The command sends nothing and believes no ``ok API_URL`` until the socket's listener is known to be
+this user's server of this key (flows/local_server/socket_peer.py): any local user could hold the
+abstract name and hand out an API URL of its own, to which the command would send its flows and
+logs. Another holder raises ``UntrustedPeer``; ``run``/``resume`` then start a server under a name
+of their own (flows/local_server/command_server.py).
 """
 
 from __future__ import annotations
@@ -22,8 +28,11 @@ from pathlib import Path
 
 from flows.local_server.warm_server_main import daemon_version, socket_name
 from flows.local_server.server_health import wait_healthy
+from flows.local_server.socket_peer import UntrustedPeer, check_server
 
 DEFAULT_IDLE_SEC = 600.0
+#: started as ``python -m DAEMON_MODULE KEY IDLE_SEC [API_URL]``, checked as such (socket_peer)
+DAEMON_MODULE = "flows.local_server.warm_server_main"
 ENV_IDLE = "TBFLOW_SERVER_IDLE_SEC"
 ATTACH_TIMEOUT_SEC = 20.0
 LOG_NAME = "tbflow-server.log"
@@ -107,11 +116,14 @@ class SharedServer:
 
 
 def _ask(first_line: str, timeout: float = 5.0, key: str | None = None) -> tuple[socket.socket, str] | None:
-    """Send ``first_line`` to the running server; ``None`` when there is none (or it is stopping)."""
+    """Send ``first_line`` to the running server; ``None`` when there is none (or it is stopping).
+    ``UntrustedPeer`` when another process holds its socket name (nothing was sent to it)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    key = key or server_key()
     try:
         conn.settimeout(timeout)
-        conn.connect(socket_name(key or server_key()))
+        conn.connect(socket_name(key))
+        check_server(conn, DAEMON_MODULE, key)
         conn.sendall(first_line.encode())
         reply = b""
         while not reply.endswith(b"\n"):
@@ -121,6 +133,9 @@ def _ask(first_line: str, timeout: float = 5.0, key: str | None = None) -> tuple
             reply += chunk
         conn.settimeout(None)
         return conn, reply.decode().rstrip("\n")
+    except UntrustedPeer:
+        conn.close()
+        raise
     except OSError:
         conn.close()
         return None
@@ -168,10 +183,16 @@ class VersionMismatch(RuntimeError):
     """The server at a key is another tbflow's (or another Prefect's or Python's)."""
 
 
-def attach(idle: float, server_env: dict[str, str], configured: str | None = None) -> SharedServer:
+def attach(idle: float, server_env: dict[str, str], configured: str | None = None,
+           private: bool = False) -> SharedServer:
     """Attach to the local server, starting it if needed; with ``configured`` (a ``PREFECT_API_URL``
     the user set) to a guard of that URL instead. When another version's server holds the key,
-    this version gets one of its own. Raise ``RuntimeError`` when none starts."""
+    this version gets one of its own; ``private``: one under a name of this command's own (its
+    socket name was taken by a stranger), which stops with it. Raise ``RuntimeError`` when none
+    starts, ``UntrustedPeer`` when a stranger holds the name (nothing was sent to it)."""
+    if private:
+        key = hashlib.sha256(f"{server_key(configured, idle)}-{os.getpid()}-{time.time_ns()}".encode()).hexdigest()
+        return _attach(key[:20], 0, server_env, configured)
     try:
         return _attach(server_key(configured, idle), idle, server_env, configured)
     except VersionMismatch:
@@ -197,13 +218,13 @@ def _attach(key: str, idle: float, server_env: dict[str, str], configured: str |
             if spawned:
                 raise RuntimeError(f"the local Prefect server did not start (see {prefect_home() / LOG_NAME})")
             args = [key, str(idle)] if configured is None else [key, "0", configured]
-            spawn_background("flows.local_server.warm_server_main", args, LOG_NAME, server_env)
+            spawn_background(DAEMON_MODULE, args, LOG_NAME, server_env)
             spawned = True
         time.sleep(0.02)
 
 
 def status() -> dict | None:
-    """The running warm server's status, or ``None``."""
+    """The running warm server's status, or ``None``; ``UntrustedPeer`` as ``_ask``."""
     answer = _ask("status\n")
     if answer is None:
         return None
@@ -212,7 +233,8 @@ def status() -> dict | None:
 
 
 def request_stop() -> int | None:
-    """Ask the warm server to stop once no command is attached; the number attached, or ``None``."""
+    """Ask the warm server to stop once no command is attached; the number attached, or ``None``;
+    ``UntrustedPeer`` as ``_ask``."""
     answer = _ask("stop\n")
     if answer is None:
         return None

@@ -18,7 +18,9 @@ Commands reach it on the abstract unix socket ``\\0tbflow-server-KEY`` (KEY hash
 ``PREFECT_HOME``, the database URL and the idle timeout, so each Prefect database has its own
 server, flows/local_server/warm_server.py ``server_key``; an abstract
 socket leaves no stale file behind when the process dies). Only processes of the same uid are
-answered (``SO_PEERCRED``). A connection's first line says what it wants:
+answered (``SO_PEERCRED``), and commands check that the listener is this server
+(flows/local_server/socket_peer.py) before they send or believe anything. A connection's first
+line says what it wants:
 
 - ``attach VERSION`` -> ``ok API_URL`` (or ``mismatch VERSION`` when tbflow/Prefect/Python differ).
   The connection then is that command's guard pipe (``dir JOB_DIR``, ``bye``;
@@ -38,12 +40,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import sys
 import threading
 import time
 
 from flows.local_server.guard import Guard
+from flows.local_server.socket_peer import same_user
 
 POLL_SEC = 0.5
 #: how long a new server waits for its first command (the one that started it) whatever its idle
@@ -69,12 +71,6 @@ def daemon_version() -> str:
     from tasks_lib import __version__
 
     return f"tbflow-{__version__}/prefect-{version('prefect')}/{sys.executable}"
-
-
-def same_user(conn: socket.socket) -> bool:
-    """Whether the process at the other end of a unix socket runs as this uid (``SO_PEERCRED``)."""
-    uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
-    return uid == os.getuid()
 
 
 def socket_name(key: str) -> bytes:
