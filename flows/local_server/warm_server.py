@@ -28,9 +28,12 @@ from pathlib import Path
 
 from flows.local_server.warm_server_main import daemon_version, socket_name
 from flows.local_server.server_health import wait_healthy
-from flows.local_server.socket_peer import UntrustedPeer, check_server
+from flows.local_server.socket_peer import UntrustedPeer, check_server, peer_of
 
 DEFAULT_IDLE_SEC = 600.0
+#: how long a command waits at its end for a server that stops with it (idle 0): past the hard
+#: exit the server gives its own shutdown (warm_server_main.HARD_EXIT_AFTER_SEC, 20 s)
+STOP_WAIT_SEC = 25.0
 #: started as ``python -m DAEMON_MODULE KEY IDLE_SEC [API_URL]``, checked as such (socket_peer)
 DAEMON_MODULE = "flows.local_server.warm_server_main"
 ENV_IDLE = "TBFLOW_SERVER_IDLE_SEC"
@@ -66,10 +69,12 @@ class SharedServer:
     """This command's attachment to the local server (or, ``own_server`` False, to the guard of a
     configured server)."""
 
-    def __init__(self, conn: socket.socket, api_url: str, own_server: bool = True) -> None:
+    def __init__(self, conn: socket.socket, api_url: str, own_server: bool = True, idle: float = DEFAULT_IDLE_SEC) -> None:
         self.conn = conn
         self.api_url = api_url
         self.own_server = own_server
+        #: a server that stops with its last command (idle 0): its pid, to wait for at ``stop``
+        self.stops_with_us = peer_of(conn).pid if idle <= 0 else None
         self.announced: set[str] = set()
         self.ready = False
 
@@ -92,13 +97,17 @@ class SharedServer:
 
     def stop(self, clean: bool = True) -> None:
         """Detach; ``clean`` says this command removed its containers itself. The server stays
-        for the next command until its idle timeout."""
+        for the next command until its idle timeout; with ``0`` it stops now, and the command waits
+        for it (as long as no other command is attached), so what the server still held (task runs
+        its services batch) is in the database when the command has exited."""
         if clean:
             self._send("bye\n")
         try:
             self.conn.close()
         except OSError:
             pass
+        if self.stops_with_us is not None:
+            _wait_for_exit(self.stops_with_us, STOP_WAIT_SEC)
 
     def _send(self, line: str) -> None:
         try:
@@ -113,6 +122,40 @@ class SharedServer:
             return True
         except OSError:
             return False
+
+
+def _wait_for_exit(pid: int, timeout: float) -> None:
+    """Until process ``pid`` (the server) has exited, another command attached to it, or ``timeout``.
+    The server counts this command as attached until it has read its goodbye, so an attached count
+    means another command only once the server was seen with none."""
+    deadline = time.monotonic() + timeout
+    seen_idle = False
+    while time.monotonic() < deadline and not _exited(pid):
+        info = _peek_status()
+        if info is None or info.get("pid") != pid or info.get("attached", 0) == 0:
+            seen_idle = True  # stopping (its socket is closed), or idle and about to stop
+        elif seen_idle:
+            return  # another command attached: the server stays for it
+        time.sleep(0.05)
+
+
+def _exited(pid: int) -> bool:
+    try:  # our own child (the command that started the server): reap it, or it lingers as a zombie
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def _peek_status() -> dict | None:
+    try:
+        return status()
+    except (UntrustedPeer, ValueError):
+        return None
 
 
 def _ask(first_line: str, timeout: float = 5.0, key: str | None = None) -> tuple[socket.socket, str] | None:
@@ -211,7 +254,7 @@ def _attach(key: str, idle: float, server_env: dict[str, str], configured: str |
             if verb == "ok":
                 if configured is None:
                     os.environ["PREFECT_API_URL"] = rest
-                return SharedServer(conn, rest, own_server=configured is None)
+                return SharedServer(conn, rest, own_server=configured is None, idle=idle)
             conn.close()
             raise VersionMismatch(rest)
         if not spawned or time.monotonic() > deadline:
