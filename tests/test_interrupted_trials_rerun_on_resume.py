@@ -72,7 +72,11 @@ def test_interrupt_at_stage_then_resume(run_job, docker_ready, tmp_path, stage, 
     with JobContainerEvents(docker_ready, job_dir=jobs / "j", execs=True) as first_run, \
             release(docker_ready, jobs / "j", first_markers):
         proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--jobs-dir", str(jobs),
-                                 "--job-name", "j", "--order", "name"], cwd=ROOT, stdout=subprocess.PIPE,
+                                 "--job-name", "j", "--order", "name",
+                                 # two slots: a trial whose image is present starts before one whose image
+                                 # the build lane makes (trial_runner), and the held slow trial must not
+                                 # keep the quick one from ever running
+                                 "--concurrency", "2"], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
                                 text=True)
         trial_dir = jobs / "j" / "trials" / SLOW
