@@ -7,8 +7,8 @@
 #      plus BuildKit (scripts/install-buildkit.sh: docker-buildx, and an engine >= 23 from trixie
 #      when no older engine is running)
 #   2. a Docker engine answering (starts a detached dockerd if none)
-#   3. $REPO/.venv: the exact versions of requirements.lock (hash-checked), then tbflow itself
-#      editable (redone when pyproject.toml or requirements.lock changes)
+#   3. $REPO/.venv: exactly requirements.lock (scripts/install-venv.sh: hash-checked, nothing
+#      resolved), then tbflow itself editable (redone when pyproject.toml, the lock or it changes)
 #   4. base image tbflow/base:bookworm (scripts/make-base-image.sh)
 #
 # Environment: DOCKER_HOST (if set: only check that engine answers),
@@ -112,35 +112,19 @@ else
 fi
 
 # --- 3. python venv ------------------------------------------------------------
-have python3 || die "python3 not found on PATH"
-python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-  || die "python3 on PATH is $(python3 -V 2>&1); need 3.11+"
-
-new_venv=0
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-  if [ -e "$VENV" ]; then
-    say "venv $VENV is broken or too old; recreating"
-    rm -rf "$VENV"
-  fi
-  say "creating venv $VENV with $(python3 -V 2>&1)"
-  python3 -m venv "$VENV"
-  new_venv=1
-fi
-
-want="$(cat "$REPO/pyproject.toml" "$REPO/requirements.lock" | sha256sum | cut -d' ' -f1)"
+# scripts/install-venv.sh installs exactly requirements.lock (it says why it is done that way) and
+# refuses a Python older than tbflow needs, in one line.
+want="$(cat "$REPO/pyproject.toml" "$REPO/requirements.lock" "$REPO/scripts/install-venv.sh" | sha256sum | cut -d' ' -f1)"
 have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
-if [ "$new_venv" -eq 1 ] || [ "$want" != "$have_stamp" ]; then
-  if [ "$new_venv" -eq 1 ]; then why="new venv"; elif [ -n "$have_stamp" ]; then why="pyproject.toml or lock changed"; else why="no install stamp"; fi
-  say "pip install -r requirements.lock --require-hashes, then -e . ($why)"
+if [ -e "$VENV" ] && ! "$VENV/bin/python" -c 'import sys' 2>/dev/null; then
+  say "venv $VENV is broken; recreating"
+  rm -rf "$VENV"
+fi
+if [ ! -e "$VENV" ] || [ "$want" != "$have_stamp" ]; then
+  if [ ! -e "$VENV" ]; then why="new venv"; elif [ -n "$have_stamp" ]; then why="pyproject.toml, lock or installer changed"; else why="no install stamp"; fi
+  say "installing requirements.lock into $VENV ($why)"
   rm -f "$STAMP"
-  # (the local pip mirror config makes pip warn about every absent index dir: drop that noise)
-  set +e
-  (cd "$REPO" && "$VENV/bin/python" -m pip install -q --require-hashes -r requirements.lock </dev/null 2>&1 \
-     && "$VENV/bin/python" -m pip install -q --no-deps -e . </dev/null 2>&1) \
-    | { grep -v -e 'is ignored: it is neither a file nor a directory' >&2 || true; }
-  rc=${PIPESTATUS[0]}
-  set -e
-  [ "$rc" -eq 0 ] || die "pip install from requirements.lock failed (exit $rc)"
+  "$REPO/scripts/install-venv.sh" "$VENV"
   printf '%s\n' "$want" >"$STAMP"
   say "venv ready"
 else
