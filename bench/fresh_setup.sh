@@ -20,10 +20,14 @@ floor() {
   (cd "$REPO" && "$1/bin/pip" install -q --no-deps -e .)
 }
 
-timed() { # label, command...
+timed() { # label, command...: a failed install is no measurement, so it stops the run with its output
   local label="$1" t0 t1; shift
   t0="$(date +%s.%N)"
-  "$@" >/dev/null 2>&1
+  if ! "$@" >"$work/out.log" 2>&1; then
+    printf '%s FAILED; its last lines:\n' "$label" >&2
+    tail -n 20 "$work/out.log" >&2
+    exit 1
+  fi
   t1="$(date +%s.%N)"
   printf '%-28s %6.1f s\n' "$label" "$(echo "$t1 - $t0" | bc)"
 }
