@@ -56,7 +56,10 @@ def test_documented_pull_step_installs_the_plugin_and_a_worker_runs_it(docker_re
     plugin = tmp_path / "harness-plugin"
     shutil.copytree(EXAMPLE, plugin, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(plugin)],
+    # built by the venv's locked setuptools, without build isolation: an isolated build would fetch the newest
+    # setuptools from the index, so a release published later could change (or break) this test (issue 26)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                    "-w", str(wheels), str(plugin)],
                    check=True, timeout=600, capture_output=True)
     (wheel,) = wheels.glob("*.whl")
     plugins_txt = tmp_path / "plugins.txt"
