@@ -7,26 +7,70 @@ trial asks (an agent that stopped its container late was then booked as an envir
 So each tbflow process follows the engine's event stream for containers labelled ``tbflow`` from
 its first trial on and keeps each container's events until it is destroyed; a container whose
 ``start`` this record saw is judged from it, whatever the engine still remembers.
+
+Each kind of event is bounded on its own (its first and its last ``PER_ACTION``): an agent whose
+children are OOM-killed by the thousand floods the record with ``oom``, and one shared bound let
+that flood push the container's ``start`` out, so the agent killing its own PID 1 afterwards was
+booked as an environment failure. Lifecycle events are few (a restart loop is the most there
+can be, and its first and latest are what a verdict needs); what a bound left out is counted
+(``dropped``) so evidence can still say how many there were.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_ROOT, get_client
 
 _log = logging.getLogger(__name__)
-#: events kept per container (a trial's container has a handful besides its execs)
-PER_CONTAINER = 200
-KEPT_ACTIONS = ("create", "start", "kill", "stop", "pause", "unpause", "restart", "die", "oom", "destroy")
+#: the last events kept of each kind per container, besides its first (a trial's container has a
+#: handful of each; only ``oom`` comes in floods, and a flood of one kind cannot evict another)
+PER_ACTION = 100
+LIFECYCLE_ACTIONS = ("create", "start", "kill", "stop", "pause", "unpause", "restart", "die", "destroy")
+KEPT_ACTIONS = (*LIFECYCLE_ACTIONS, "oom")
+
+
+@dataclass
+class _Kept:
+    """One container's kept events, as (arrival number, event): the first and the last
+    ``PER_ACTION`` of each kind, and how many of each kind were left out between them."""
+
+    first: dict[str, tuple[int, dict]] = field(default_factory=dict)
+    last: dict[str, deque[tuple[int, dict]]] = field(default_factory=dict)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    def has(self, action: str, event: dict) -> bool:
+        """Whether ``event`` is kept already: a stream followed again from its last second
+        delivers that second's events twice."""
+        nano = event.get("timeNano")
+        kept = [*([self.first[action]] if action in self.first else []), *self.last.get(action, ())]
+        return any(e is event or (nano and e.get("timeNano") == nano) for _, e in kept)
+
+    def add(self, action: str, seq: int, event: dict) -> None:
+        if action not in self.first:
+            self.first[action] = (seq, event)
+            return
+        last = self.last.setdefault(action, deque())
+        last.append((seq, event))
+        if len(last) > PER_ACTION:
+            last.popleft()
+            self.dropped[action] += 1
+
+    def events(self) -> list[dict]:
+        kept = [*self.first.values(), *itertools.chain.from_iterable(self.last.values())]
+        return [e for _, e in sorted(kept, key=lambda pair: pair[0])]
 
 
 class EngineEvents:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._events: dict[str, list[dict]] = {}
+        self._events: dict[str, _Kept] = {}
+        self._arrivals = itertools.count()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
 
@@ -39,10 +83,18 @@ class EngineEvents:
         self._ready.wait(10)
 
     def seen(self, container_id: str) -> list[dict] | None:
-        """The container's events since its ``start``, or None when this record did not see it start."""
+        """The container's kept events in the order they happened (its first ``start``, its latest
+        events of each kind), or None when this record did not see it start."""
         with self._lock:
-            events = list(self._events.get(container_id, []))
+            kept = self._events.get(container_id)
+            events = kept.events() if kept is not None else []
         return events if any(e.get("Action") == "start" for e in events) else None
+
+    def dropped(self, container_id: str) -> dict[str, int]:
+        """How many events of each kind ``seen`` leaves out for the container (e.g. ``{"oom": 4800}``)."""
+        with self._lock:
+            kept = self._events.get(container_id)
+            return dict(kept.dropped) if kept is not None else {}
 
     def _follow(self) -> None:
         since = int(time.time()) - 1
@@ -68,10 +120,9 @@ class EngineEvents:
             if action == "destroy":
                 self._events.pop(cid, None)
                 return
-            kept = self._events.setdefault(cid, [])
-            if not any(e is event or (e.get("timeNano") and e.get("timeNano") == event.get("timeNano")) for e in kept):
-                kept.append(event)
-            del kept[:-PER_CONTAINER]
+            kept = self._events.setdefault(cid, _Kept())
+            if not kept.has(action, event):
+                kept.add(action, next(self._arrivals), event)
 
 
 ENGINE_EVENTS = EngineEvents()
