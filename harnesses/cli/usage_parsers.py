@@ -19,16 +19,17 @@ means the same thing:
 
 Each ``*_usage`` returns None when the log has no usage-bearing event at all, and a zero
 ``Usage`` when it has one that says zero (pi after a 401). Logs may end in a half-written line
-(the CLI was killed mid-write) or hold non-JSON noise: such lines are skipped.
+(the CLI was killed mid-write) or hold non-JSON noise: such lines are skipped, and so is a line
+nested too deep to parse (``tasks_lib.safe_json``; the agent prints what it likes to stdout).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
 from tasks_lib.records.record_models import Usage
+from tasks_lib.safe_json import loads_bounded
 
 MAX_ERROR_LINE = 500
 #: longer lines of an event log are no event a CLI writes (its usage and error events are small)
@@ -58,8 +59,8 @@ def events(log: Path) -> Iterator[dict[str, Any]]:
             if not raw.startswith("{"):
                 continue
             try:
-                event = json.loads(raw)
-            except ValueError:
+                event = loads_bounded(raw)
+            except ValueError:  # not JSON, or nested deeper than any event a CLI writes
                 continue
             if isinstance(event, dict):
                 yield event

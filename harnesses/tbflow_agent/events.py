@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks_lib.records.record_models import Usage
+from tasks_lib.safe_json import loads_bounded
 
 EVENT_LOG = "events.jsonl"
 
@@ -34,14 +35,15 @@ class EventLog:
 
 
 def read_events(logs_dir: Path) -> list[dict]:
-    """The events of ``logs_dir``; a line that is not a JSON object (cut mid-write) is skipped."""
+    """The events of ``logs_dir``; a line that is not a JSON object (cut mid-write) is skipped, and
+    so is one nested too deep to parse (``tasks_lib.safe_json``: never a ``RecursionError``)."""
     path = logs_dir / EVENT_LOG
     if not path.is_file():
         return []
     out = []
     for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
         try:
-            event = json.loads(line)
+            event = loads_bounded(line)
         except ValueError:
             continue
         if isinstance(event, dict):

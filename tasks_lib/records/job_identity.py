@@ -44,11 +44,13 @@ IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: in the identity only when set, so the identity of a job recorded before they existed is unchanged
 IDENTITY_FLAGS = ("build",)
 #: The code that decides a trial's verdict, relative to the repository root: the trial stages and
-#: verdict (classification, rewards, the in-container judge and its report, process-group kill), the
-#: container scripts and engine access they run through, and the records. A folder counts as a
-#: whole (every file in it, so a new module cannot be missed); a single file only where it shares
-#: its folder with code that does not judge. Adapt this list when the layout changes.
-JUDGE_SOURCES = ("tasks_lib/trial", "tasks_lib/container", "tasks_lib/records/record_models.py", "flows/trial_flow.py")
+#: verdict (classification, rewards and the bounded JSON reading of them, the in-container judge
+#: and its report, process-group kill), the container scripts and engine access they run through,
+#: and the records. A folder counts as a whole (every file in it, so a new module cannot be
+#: missed); a single file only where it shares its folder with code that does not judge. Adapt
+#: this list when the layout changes.
+JUDGE_SOURCES = ("tasks_lib/trial", "tasks_lib/container", "tasks_lib/records/record_models.py",
+                 "tasks_lib/safe_json.py", "flows/trial_flow.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 
