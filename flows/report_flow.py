@@ -22,7 +22,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.report_files import ReportPaths, write_reports
 from tasks_lib.report.results_model import Results
-from tasks_lib.text_clean import shorten
+from tasks_lib.text_clean import shorten, visible
 
 __all__ = ["ReportPaths", "artifact_key", "report_flow", "trial_table", "write_reports"]
 
@@ -44,7 +44,7 @@ def trial_table(results: Results) -> list[dict[str, Any]]:
             "attempt": r.spec.attempt,
             "status": f"invalid: {v.kind}" if v.status == "invalid" else v.status,
             "reward": v.reward if v.status == "scored" else None,
-            "reason": shorten(v.reason or "", 200),
+            "reason": shorten(visible(v.reason or ""), 200),  # a bidi override acts in a browser too
             "seconds": round(r.duration_sec, 1),
             "log": t.evidence_path or t.verifier_log or t.trial_dir,
         })

@@ -1,11 +1,19 @@
-"""Make untrusted log text safe to embed in XML and Markdown.
+"""Show untrusted text (from the container, a task, a log) so it is seen, never interpreted.
 
-Agent and verifier logs are arbitrary bytes: terminal colour codes, NULs, stray surrogates. XML
-1.0 cannot carry most control characters at all (escaping does not help; a parser rejects
-``&#0;``), so a JUnit file with one of them fails to load in CI and hides every result. We drop
-ANSI escape sequences (noise in a report) and replace any other illegal character with a visible
-``\\xNN`` so nothing is silently hidden. ``ContainerText`` is the pydantic type of such text
-inside persisted records.
+Agent and verifier text is arbitrary: terminal escapes (``ESC]52`` writes the operator's
+clipboard, ``ESC[2J`` clears the screen, ``ESC]8`` hides a link), NULs, stray surrogates, bidi
+overrides that make a line read differently from what it holds. ``visible`` turns every such
+character into a visible escape (``\\x1b``, ``\\u202e``): the terminal, report.md and junit.xml
+show the same text, none of it acts, and nothing is silently dropped. It also keeps the XML
+guarantee: every character XML 1.0 cannot carry (escaping does not help; a parser rejects
+``&#0;``) is among those escaped, so a junit.xml always parses.
+
+The escapes are not themselves escaped (a ``\\`` stays a ``\\``), so ``visible`` is idempotent:
+text rendered twice (a log tail kept in results.json, then put in junit.xml) reads the same.
+
+Records keep the text as it came (``ContainerText`` only makes it serialisable); escaping happens
+when it is shown. The one exception is Prefect's UI (``clean_text``, ``one_line``): there terminal
+colour codes were noise in a one-line state message (issue 10) and are dropped, the rest escaped.
 """
 
 from __future__ import annotations
@@ -15,28 +23,51 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
+#: C0 controls but tab and newline, DEL, C1 controls, bidi marks, overrides and isolates, lone
+#: surrogates, and the two non-characters XML 1.0 excludes
+_UNSHOWABLE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+               "\ud800-\udfff\ufffe\uffff")
+_IN_LINES = re.compile(f"[{_UNSHOWABLE}]")
+_IN_ONE_LINE = re.compile(f"[\t\n{_UNSHOWABLE}]")
+_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# Everything outside XML 1.0's Char production: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | ...
-_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _SHORT:
+        return _SHORT[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, multiline: bool = False) -> str:
+    """``text`` with every character that could act or hide shown as an escape.
+
+    ``multiline=True`` keeps ``\\n`` and ``\\t`` for places that show lines (a JUnit failure's
+    text, a log tail); otherwise they are escaped too, so the text cannot start a line of its own
+    (a forged progress line, a Markdown heading). ``\\r`` is always escaped: it would let a line
+    overwrite itself on a terminal.
+    """
+    return (_IN_LINES if multiline else _IN_ONE_LINE).sub(_escape, text)
 
 
 def clean_text(text: str) -> str:
-    """``text`` without ANSI sequences, with XML-illegal characters shown as ``\\xNN``."""
-    text = _ANSI.sub("", text)
-    return _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """For Prefect's UI and run logs: ``text`` without terminal colour codes (noise there), the
+    rest as ``visible`` shows it, line breaks kept. Reports and the terminal use ``visible``."""
+    return visible(_ANSI.sub("", text), multiline=True)
 
 
 def one_line(text: str, limit: int | None = None) -> str:
-    """``text`` as one readable line: no colour codes, no control characters, every run of
-    whitespace (line breaks too) one space; cut at ``limit`` characters if given.
+    """``text`` as one readable line: no colour codes, control characters shown as escapes, every
+    run of whitespace (line breaks too) one space; cut at ``limit`` characters if given.
 
     For Prefect state messages: the UI shows a state's message as one line, where a multi-line
     message read as literal ``\\n`` with colour codes. Nothing else is rewritten (a ``'1.2.3\\n'``
     in a message is the repr of a bad value, and stays); the line breaks live on in the logs and
     the records, which keep the full text.
     """
-    text = " ".join(_ANSI.sub("", text).split())
-    text = _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = visible(" ".join(_ANSI.sub("", text).split()))
     return text if limit is None else shorten(text, limit)
 
 
@@ -45,11 +76,24 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _byte_or_code(match: re.Match[str]) -> str:
+    """A lone surrogate as ``\\xNN`` when it stands for an undecodable byte (``os.fsdecode``'s
+    surrogateescape), else as ``\\uXXXX``."""
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
 def _escaped(value: object) -> object:
     """Text that can always be written as JSON: a file name or command line from the container may
-    hold any bytes, which Python keeps as lone surrogates; they are stored as ``\\xNN`` escapes."""
+    hold any bytes, which Python keeps as lone surrogates; they are stored as ``\\xNN`` escapes.
+    Any other lone surrogate (from a JSON ``\\ud800`` the agent wrote) becomes ``\\uXXXX`` instead
+    of an encoding error that would lose the record. Nothing else is changed: the record keeps
+    the text as evidence, escape sequences included, and is escaped where it is shown."""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return _SURROGATE.sub(_byte_or_code, value)
     return value
 
 

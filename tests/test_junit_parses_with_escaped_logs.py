@@ -51,7 +51,7 @@ def test_junit_parses_and_escapes_hostile_logs(tmp_path):
     assert isinstance(failure, junitparser.Failure)
     assert failure.message == "reward 0 (< 1)" and failure.type == "reward"
     assert "assert '<a & b>' == \"]]>\"" in failure.text  # escaped in the file, intact once parsed
-    assert "\\x00\\x08\\x0b" in failure.text and "bold" in failure.text and "ünï ✓" in failure.text
+    assert "\\x00\\x08\\x0b\\x1b[1mbold\\x1b[0m ünï ✓" in failure.text  # shown, not dropped
     assert failure.text.rstrip().endswith("last line ✗") and "not utf-8: \ufffd\ufffd" in failure.text
     assert "verifier output: trials/fail__codex__1/verifier/test-stdout.txt" in failure.text
 

@@ -15,7 +15,8 @@ def test_md_filter_escapes_markup_and_flattens_lines():
     assert "&lt;details&gt;&lt;script&gt;" in out and "&amp;" in out
     assert "\\|" in out and "\\`tick\\`" in out and "\\*bold\\*" in out and "\\[link\\]" in out
     assert "\n" not in out and " ↵ second line" in out
-    assert "\x1b" not in out and "red" in out and "\\\\x00" in out  # NUL made visible (then escaped)
+    assert "\x1b" not in out and "\\\\x1b\\[31mred\\\\x1b\\[0m" in out  # colour codes visible (then escaped)
+    assert "\\\\x00" in out  # NUL made visible (then escaped)
     assert "ünïcødé ✓" in out
     assert code("trials/a|b/x.txt") == "`trials/a\\|b/x.txt`"
     assert code("we`ird") == "we\\`ird"

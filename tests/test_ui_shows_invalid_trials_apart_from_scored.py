@@ -59,8 +59,9 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
     assert progress.description == "2/2 trials done: 1 scored, 1 invalid"
 
 
-def test_trial_log_lines_carry_no_colour_codes(tmp_path):
-    """A harness's error line with terminal colours ended up verbatim in the run's log."""
+def test_trial_log_lines_show_colour_codes_as_escapes_never_raw(tmp_path):
+    """A harness's error line with terminal colours ended up verbatim in the run's log (and the
+    terminal acted on it); it is shown with visible escapes, on one line."""
     import logging
 
     from report_fixtures import make_trial
@@ -79,8 +80,8 @@ def test_trial_log_lines_carry_no_colour_codes(tmp_path):
     logger.addHandler(Keep())
     logger.setLevel(logging.INFO)
     LogListener(logger).trial_finished(record, 1, 1)
-    assert seen == ["[1/1] t codex#1: invalid: harness (Error: 401 Unauthorized) [" + seen[0].split("[")[-1]]
-    assert "\x1b" not in seen[0] and "\\n" not in seen[0]
+    assert seen[0].startswith("[1/1] t codex#1: invalid: harness (\\x1b[31mError:\\x1b[0m 401 Unauthorized) ["), seen
+    assert "\x1b" not in seen[0] and "\n" not in seen[0] and "\\n" not in seen[0]
 
 
 def test_a_failed_or_retried_stage_is_logged_as_text():

@@ -2,6 +2,10 @@
 
 Invalid trials are shown with their kind and reason and are never part of the mean.
 
+Text from records (reasons, task names, flag messages) is printed as ``rich.text.Text`` with
+``visible`` escapes: never read as Rich markup (a reason holding ``[/]`` would raise) and never
+sent raw to the terminal (an ``ESC]52`` from the container would write the clipboard).
+
 The Rich consoles are built where they are used, never at import: a Rich console decides
 at construction whether its file is a terminal, its colours and its width (``NO_COLOR``,
 ``FORCE_COLOR``, ``TERM``, ``COLUMNS``). The prefork (flows/local_server/prefork_main.py) imports this module long
@@ -13,15 +17,19 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from flows.job.progress import describe
 from tasks_lib.records.record_models import TrialOrder, TrialRecord
 from tasks_lib.job.trial_order import describe_order
 from tasks_lib.store.remote_store import is_url, mirror_for
+from tasks_lib.text_clean import shorten, visible
 
 ORDER_LINES = 12
+REASON_CHARS = 160
 _STATUS = {"scored": "[green]scored[/green]", "invalid": "[red]invalid[/red]", "error": "[bold red]tbflow error[/bold red]"}
 
 
@@ -36,7 +44,8 @@ class RichProgress:
         if self._on_job_dir is not None:
             self._on_job_dir(job_dir)
         mirror = mirror_for(job_dir)  # a job in a store: its URL and this machine's working copy
-        self._console.print(f"[bold]tbflow[/bold] job {mirror.describe() if mirror else job_dir}: {total} trials"
+        where = escape(visible(mirror.describe() if mirror else job_dir))
+        self._console.print(f"[bold]tbflow[/bold] job {where}: {total} trials"
                       + (f" ({already_done} already recorded, kept)" if already_done else ""))
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TimeElapsedColumn(), console=self._console, transient=True)
@@ -55,7 +64,8 @@ class RichProgress:
 
     def trial_interrupted(self, trial_id: str, message: str) -> None:
         if self._progress is not None:
-            self._progress.console.print(f"  {trial_id}: not recorded ({message})", markup=False)
+            self._progress.console.print(f"  {trial_id}: not recorded ({visible(message.strip())})",
+                                         markup=False, highlight=False)
 
     def job_finished(self) -> None:
         if self._progress is not None:
@@ -71,12 +81,12 @@ def print_results(result) -> None:
         table.add_column(col, overflow="fold")
     for r in records:
         v = r.validity
-        reason = (v.reason or "").splitlines()[0][:160] if v.reason else ""
+        reason = shorten(visible((v.reason or "").strip()), REASON_CHARS)
         detail = f"{v.reward:g}" if v.status == "scored" else f"{v.kind or 'tbflow'}: {reason}"
         if r.flags:
             detail += " (flagged: " + "; ".join(f.kind for f in r.flags) + ")"
-        table.add_row(r.spec.task_name, r.spec.harness, str(r.spec.attempt), _STATUS[v.status],
-                      detail, f"{r.duration_sec:.1f}s")
+        table.add_row(_plain(r.spec.task_name), _plain(r.spec.harness), str(r.spec.attempt), _STATUS[v.status],
+                      _plain(detail), f"{r.duration_sec:.1f}s")
     out.print(table)
     scored = [r.validity.reward or 0.0 for r in records if r.validity.status == "scored"]
     kinds = Counter(r.validity.kind for r in records if r.validity.status == "invalid")
@@ -89,10 +99,15 @@ def print_results(result) -> None:
         out.print(f"[bold red]tbflow errors[/bold red]: {len(errors)} trial(s) ended by a bug in tbflow "
                   f"(see error.txt in each; resume runs them again): {', '.join(errors)}")
     for p in result.task_problems:
-        out.print(f"[yellow]task not loaded[/yellow] {p.name}: {p.where}: {p.message}", markup=True)
+        out.print(Text.assemble(("task not loaded", "yellow"), " ", _plain(f"{p.name}: {p.where}: {p.message}")))
     if result.unfinished:
         out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
                   f"--job-name {result.job_name} to finish them)")
     out.print(f"job directory: {result.job_dir} (report.md, junit.xml, results.json)")
     if result.location and is_url(result.location):
         out.print(f"job store: {result.location}")
+
+
+def _plain(text: str) -> Text:
+    """Record text for a Rich table or line: visible escapes, no markup, no highlighting."""
+    return Text(visible(text))

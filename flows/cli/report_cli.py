@@ -35,6 +35,7 @@ from tasks_lib.report.render_markdown import render_markdown
 from tasks_lib.report.report_files import render_results_json, write_reports
 from tasks_lib.report.results_model import Results
 from tasks_lib.report.results_build import load_results
+from tasks_lib.text_clean import visible
 
 
 class ReportFormat(str, Enum):
@@ -64,16 +65,17 @@ def _input_error(exc: InputError) -> typer.Exit:
 
 
 def plain_summary(results: Results) -> str:
-    """A few plain lines for the terminal when no format was asked for."""
+    """A few plain lines for the terminal when no format was asked for. Names come from a job
+    directory that may have been copied from anywhere: shown with ``visible`` escapes."""
     job = results.job
-    lines = [f"{job.job_name}: {results.total_trials} trials, {results.total_scored} scored, "
+    lines = [f"{visible(job.job_name)}: {results.total_trials} trials, {results.total_scored} scored, "
              f"{results.total_invalid} invalid"]
     for s in results.summaries:
         if s.scored == 0:
-            lines.append(f"  {s.harness}: no scored trial ({s.invalid} invalid); no mean reward")
+            lines.append(f"  {visible(s.harness)}: no scored trial ({s.invalid} invalid); no mean reward")
             continue
         ci = (f" (95% CI {s.reward_interval.low:.3f}-{s.reward_interval.high:.3f})" if s.reward_interval else "")
-        lines.append(f"  {s.harness}: mean reward {s.mean_reward:.3f}{ci} over {s.scored} scored; "
+        lines.append(f"  {visible(s.harness)}: mean reward {s.mean_reward:.3f}{ci} over {s.scored} scored; "
                      f"{s.passed} passed, {s.invalid} invalid")
     if results.task_problems:
         lines.append(f"  {len(results.task_problems)} task(s) could not be loaded")

@@ -15,7 +15,7 @@ from typing import Protocol
 from tasks_lib.store.remote_store import mirror_for
 from tasks_lib.records.record_models import TrialOrder, TrialRecord
 from tasks_lib.job.trial_order import describe_order
-from tasks_lib.text_clean import clean_text
+from tasks_lib.text_clean import visible
 
 
 class ProgressListener(Protocol):
@@ -35,13 +35,16 @@ def location(job_dir: str | Path) -> str:
 
 
 def describe(record: TrialRecord) -> str:
-    v = record.validity
-    reason = clean_text(v.reason or "").strip()
+    """One line per finished trial, for the terminal and the run log. Reasons and flag messages
+    come from the container: shown with ``visible`` escapes (line breaks too), so an ``ESC]52``
+    in a leftover command line cannot write the operator's clipboard nor a newline forge a line."""
+    v, spec = record.validity, record.spec
+    reason = visible((v.reason or "").strip())
     verdict = (f"scored {v.reward:g}" if v.status == "scored" else f"invalid: {v.kind} ({reason})"
                if v.status == "invalid" else f"tbflow error ({reason})")
     if record.flags:
-        verdict += " [flagged: " + "; ".join(f"{f.kind}: {f.message}" for f in record.flags) + "]"
-    return f"{record.spec.task_name} {record.spec.harness}#{record.spec.attempt}: {verdict} [{record.duration_sec:.1f}s]"
+        verdict += " [flagged: " + "; ".join(f"{f.kind}: {visible(f.message)}" for f in record.flags) + "]"
+    return f"{visible(spec.task_name)} {visible(spec.harness)}#{spec.attempt}: {verdict} [{record.duration_sec:.1f}s]"
 
 
 class LogListener:
@@ -60,7 +63,7 @@ class LogListener:
         self.log.info("[%d/%d] %s", done, total, describe(record))
 
     def trial_interrupted(self, trial_id: str, message: str) -> None:
-        self.log.warning("%s: not recorded (%s)", trial_id, clean_text(message).strip())
+        self.log.warning("%s: not recorded (%s)", trial_id, visible(message.strip()))
 
     def job_finished(self) -> None:
         pass

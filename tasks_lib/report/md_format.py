@@ -1,9 +1,10 @@
 """Formatting filters shared by the Markdown templates (report and diff).
 
 Every piece of record text (task names, reasons, paths) goes through ``md`` or ``code`` before
-it reaches Markdown: HTML-escaped, Markdown-escaped, control characters made visible and
-newlines flattened, so a log line such as ``<details>`` or ``| x |`` cannot break the page on
-GitHub or in the Prefect UI.
+it reaches Markdown: control characters, terminal escapes and bidi overrides made visible
+(``tasks_lib.text_clean.visible``), newlines flattened, then HTML- and Markdown-escaped, so a log
+line such as ``<details>``, ``<img src=x>``, ``[x](javascript:...)``, ``| x |`` or ``# x`` is
+shown as written and cannot break or add to the page on GitHub or in the Prefect UI.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from datetime import datetime
 
 from markupsafe import escape as _html_escape
 
-from tasks_lib.text_clean import clean_text, shorten
+from tasks_lib.text_clean import shorten, visible
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
 
 
 def md(value: object, limit: int | None = None) -> str:
-    """Record text made inert for a Markdown table cell or paragraph."""
-    text = clean_text(str(value))
-    text = re.sub(r"\s*[\r\n]+\s*", " ↵ ", text.strip())
+    """Record text made inert for a Markdown table cell or paragraph; a line break shows as ↵."""
+    text = visible(str(value), multiline=True).strip()
+    text = re.sub(r"\s*\n+\s*", " ↵ ", text)
     if limit:
         text = shorten(text, limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -30,15 +31,15 @@ def md(value: object, limit: int | None = None) -> str:
 
 def code(value: object) -> str:
     """A path as an inline code span (pipes escaped for tables), or plain escaped text."""
-    text = clean_text(str(value))
-    if "`" in text or "\n" in text or "\r" in text:
+    text = visible(str(value))
+    if "`" in text:
         return md(text)
     return "`" + text.replace("|", "\\|") + "`"
 
 
 def html(value: object) -> str:
     """Text for inside an HTML element such as ``<summary>``."""
-    return str(_html_escape(clean_text(str(value))))
+    return str(_html_escape(visible(str(value))))
 
 
 def num(value: float | None, digits: int = 3) -> str:

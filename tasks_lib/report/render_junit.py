@@ -15,8 +15,10 @@ Two extra suites appear only when needed, so nothing can go missing silently: ``
 (tasks that could not be loaded, as errors) and ``not-recorded`` (planned trials without a record,
 as skipped). Suite counts are computed from the cases written, so they always add up.
 
-Built with ``xml.etree.ElementTree``, which escapes ``<&>"``; characters XML 1.0 cannot carry at
-all are made visible first (``tasks_lib.text_clean``).
+Built with ``xml.etree.ElementTree``, which escapes ``<&>"``. Record and log text is first shown
+as ``tasks_lib.text_clean.visible`` shows it (line breaks kept): terminal escapes, bidi overrides
+and every character XML 1.0 cannot carry become visible escapes such as ``\\x1b``, so the file
+always parses and a CI page shows what the container wrote without acting on it.
 """
 
 from __future__ import annotations
@@ -24,13 +26,18 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from tasks_lib.report.results_model import Results, TrialResult
-from tasks_lib.text_clean import clean_text, shorten
+from tasks_lib.text_clean import shorten, visible
 
 MESSAGE_CHARS = 500
 
 
 def _attr(value: object) -> str:
-    return shorten(clean_text(str(value)), MESSAGE_CHARS)
+    return shorten(_text(value), MESSAGE_CHARS)
+
+
+def _text(value: object) -> str:
+    """Untrusted text for an element or attribute: visible escapes, line breaks kept."""
+    return visible(str(value), multiline=True)
 
 
 def case_name(t: TrialResult) -> str:
@@ -57,7 +64,7 @@ def render_junit(results: Results) -> str:
         for p in results.task_problems:
             case = ET.SubElement(suite, "testcase", classname="task-loading", name=_attr(p.name), time="0")
             err = ET.SubElement(case, "error", type="task-format", message=_attr(p.message))
-            err.text = clean_text(f"{p.where}: {p.message}")
+            err.text = _text(f"{p.where}: {p.message}")
     if results.missing_trial_ids:
         suite = _suite(root, "not-recorded")
         for tid in results.missing_trial_ids:
@@ -90,7 +97,7 @@ def _trial_case(suite: ET.Element, harness: str, t: TrialResult) -> None:
         err = ET.SubElement(case, "error", type="internal", message=_attr(f"tbflow error: {v.reason}"))
         lines = [f"tbflow error: {v.reason}", f"traceback: {t.evidence_path or 'none recorded'}",
                  f"trial: {t.trial_dir}"]
-        err.text = clean_text("\n".join(lines))
+        err.text = _text("\n".join(lines))
     elif v.status == "invalid":
         kind = v.kind or "invalid"
         reason = v.reason or "no reason recorded"
@@ -99,16 +106,16 @@ def _trial_case(suite: ET.Element, harness: str, t: TrialResult) -> None:
                  f"evidence: {t.evidence_path or 'none recorded'}", f"trial: {t.trial_dir}"]
         if t.evidence_tail:
             lines += ["", f"--- last {len(t.evidence_tail)} lines of {t.evidence_path} ---", *t.evidence_tail]
-        err.text = clean_text("\n".join(lines))
+        err.text = _text("\n".join(lines))
     elif v.reward is not None and v.reward < 1:
         fail = ET.SubElement(case, "failure", type="reward", message=f"reward {v.reward:g} (< 1)")
         lines = [f"reward: {v.reward:g}", f"verifier output: {t.verifier_log or 'none recorded'}",
                  f"trial: {t.trial_dir}"]
         if t.verifier_tail:
             lines += ["", f"--- last {len(t.verifier_tail)} lines of the verifier output ---", *t.verifier_tail]
-        fail.text = clean_text("\n".join(lines))
+        fail.text = _text("\n".join(lines))
     out = ET.SubElement(case, "system-out")
-    out.text = clean_text(f"trial: {t.trial_dir}\nreward: {v.reward if v.status == 'scored' else f'none ({v.status})'}")
+    out.text = _text(f"trial: {t.trial_dir}\nreward: {v.reward if v.status == 'scored' else f'none ({v.status})'}")
 
 
 def _count(node: ET.Element) -> None:

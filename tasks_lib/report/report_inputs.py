@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from tasks_lib.store.job_store import TRIAL_FILE, JobStore
 from tasks_lib.records.record_models import JobRecord, TrialRecord
-from tasks_lib.text_clean import clean_text, shorten
+from tasks_lib.text_clean import shorten, visible
 
 TAIL_LINES = 20
 TAIL_LINE_CHARS = 400
@@ -89,7 +89,8 @@ def job_relative(job_dir: Path | None, trial_id: str, path: str | None) -> str |
 
 
 def log_tail(job_dir: Path | None, rel_path: str | None, lines: int = TAIL_LINES) -> list[str]:
-    """The last ``lines`` non-empty-at-the-end lines of a job-relative log, cleaned for XML."""
+    """The last ``lines`` non-empty-at-the-end lines of a job-relative log, each as ``visible``
+    shows it (colour codes and control characters as escapes, safe for XML and a terminal)."""
     if job_dir is None or not rel_path or PurePosixPath(rel_path).is_absolute():
         return []
     path = job_dir / rel_path
@@ -102,7 +103,7 @@ def log_tail(job_dir: Path | None, rel_path: str | None, lines: int = TAIL_LINES
         return []
     text = data.decode("utf-8", errors="replace")
     # split on "\n" only: str.splitlines() also breaks at \x0b, \x0c, \x1c-\x1e, which are log content
-    out = [shorten(clean_text(line.rstrip()), TAIL_LINE_CHARS) for line in text.split("\n")]
+    out = [shorten(visible(line.rstrip(), multiline=True), TAIL_LINE_CHARS) for line in text.split("\n")]
     if size > _TAIL_BYTES and out:
         out = out[1:]  # the first line is probably cut in the middle
     while out and not out[-1].strip():
