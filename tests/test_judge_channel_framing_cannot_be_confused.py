@@ -83,3 +83,33 @@ def test_end_is_found_record_by_record_never_inside_a_record():
     assert tags(raw[:-1]) == ["hello", "proc"]  # the end record's last byte not here yet
     assert tags(_rec("hello", b"x") + evil[:-3]) == ["hello"]
     assert tags(_rec("hello", b"x") + b"forged 1\n1\n") == ["hello", ""]  # malformed: nothing more will count
+
+
+def test_stuck_processes_fifo_paths_and_agent_cpu_are_read_bounded_with_odd_bytes_escaped():
+    raw = (_rec("hello", b"x") + _rec("stuck", b"12 T do_signal_stop /usr/bin/ba sh\xff") +
+           _rec("stuckfd", b"12 /app/in put") + b"".join(_rec("stuckfd", b"12 /f%d" % i) for i in range(9)) +
+           _rec("stuckfd", b"99 /no/such/process") + _rec("stuck", b"13 S 0 ?") +
+           _rec("agentcpu", b"100 350 100") + _rec("more", b"3 proc") + _rec("more", b"136 pre") +
+           _rec("more", b"2 stuck") + _rec("end", b""))
+    r = parse_report(parse_channel(raw))
+    first, second = r.stuck
+    assert (first.pid, first.state, first.wchan, first.exe) == (12, "T", "do_signal_stop", "/usr/bin/ba sh\\xff")
+    assert first.fifo_paths == ["/app/in put", "/f0", "/f1", "/f2"]  # at most STUCK_FD_CAP
+    assert (second.wchan, second.exe, second.fifo_paths) == ("0", "?", [])
+    assert r.agent_cpu_sec == 2.5
+    assert r.more_processes == 3 and r.omitted == {"proc": 3, "pre": 136, "stuck": 2}
+    many = _rec("hello", b"x") + b"".join(_rec("stuck", b"%d S 0 /bin/x" % i) for i in range(1, 200)) + _rec("end", b"")
+    assert len(parse_report(parse_channel(many)).stuck) == 64
+    assert parse_report(parse_channel(_rec("hello", b"x") + _rec("agentcpu", b"1 2 0") + _rec("end", b""))).agent_cpu_sec is None
+
+
+def test_the_judges_channel_cap_is_the_hosts_read_cap():
+    """judge.h asserts at build time that the worst-case report stays well below CHANNEL_MAX."""
+    import re
+
+    from tasks_lib.container.judge_exec import MAX_BYTES
+    from tasks_lib.container.judge_tools import SOURCES_DIR
+
+    header = (SOURCES_DIR / "judge.h").read_text()
+    assert re.search(r"#define CHANNEL_MAX \(8LL \* 1024 \* 1024\)", header) and MAX_BYTES == 8 * 1024 * 1024
+    assert "_Static_assert(VERIFY_WORST < CHANNEL_MAX / 2" in header

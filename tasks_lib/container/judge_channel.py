@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 TAGS = frozenset({"hello", "launch", "proc", "left", "killed", "more", "note", "note-detail", "pre", "pretype",
                   "file", "ftype", "exit", "signal", "timeout",
-                  "stdout", "watch", "timing", "disk", "nobash", "fail", "end"})
+                  "stdout", "watch", "timing", "disk", "nobash", "fail", "end",
+                  "stuck", "stuckfd", "agentcpu", "trash"})
 MAX_HEADER = 32
 
 

@@ -26,7 +26,8 @@ from tasks_lib.container.judge_channel import Channel, next_record, parse_channe
 from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
 from tasks_lib.errors import ContainerError
 from tasks_lib import interrupts
-#: more than any report (a process listing is capped at 2000 × ~1 KiB, reward files at 64 KiB)
+#: more than any report: every record whose size or count the agent controls has a cap, and the
+#: judge's build asserts that their sum stays well below this (judge/judge.h CHANNEL_MAX, VERIFY_WORST)
 MAX_BYTES = 8 * 1024 * 1024
 #: after the stream ended, how long the exec may take to show its exit code
 EXIT_GRACE_SEC = 10.0

@@ -13,10 +13,14 @@ from pydantic import BaseModel, Field
 from tasks_lib.container.judge_channel import Channel
 from tasks_lib.container.sandbox import parse_processes
 from tasks_lib.container.container_outcomes import ProcessInfo
+from tasks_lib.text_clean import ContainerText
 
 REWARD_FILES = ("reward.txt", "reward.json")
 #: statfs f_type values (linux/magic.h) the disk rules tell apart
 FS_TYPES = {0x794C7630: "overlay", 0x01021994: "tmpfs", 0xEF53: "ext4", 0x58465342: "xfs", 0x9123683E: "btrfs"}
+#: the judge's own caps (judge/judge.h STUCK_CAP, STUCK_FD_CAP); more is never read
+STUCK_CAP = 64
+STUCK_FD_CAP = 4
 
 
 class ReportedFile(BaseModel):
@@ -28,6 +32,20 @@ class ReportedFile(BaseModel):
     @property
     def complete(self) -> bool:
         return len(self.data) == self.size
+
+
+class StuckProcess(BaseModel):
+    """A process of test.sh's session (or a descendant) at the verifier timeout, before the kill."""
+
+    pid: int
+    #: /proc state letter: ``T``/``t`` means it was stopped (by a signal or a tracer), ``D`` an
+    #: uninterruptible wait, ``S`` an ordinary sleep
+    state: str
+    #: the kernel function it waits in (/proc/PID/wchan; ``0`` or ``?`` when not told)
+    wchan: ContainerText
+    exe: ContainerText
+    #: FIFOs with a path it holds open (e.g. ``/app/input``): what a blocked read or write waits on
+    fifo_paths: list[ContainerText] = Field(default_factory=list)
 
 
 class Disk(BaseModel):
@@ -61,6 +79,17 @@ class JudgeReport(BaseModel):
     failure: str | None = None
     no_bash: str | None = None
     timing: dict[str, int] = Field(default_factory=dict)
+    #: entries the judge counted but did not list ("more N TAG"): ``pre``/``file`` reward.* entries
+    #: beyond its cap, ``killed``, ``stuck`` processes beyond theirs
+    omitted: dict[str, int] = Field(default_factory=dict)
+    #: at the verifier timeout, what test.sh's processes were doing (at most ``STUCK_CAP``)
+    stuck: list[StuckProcess] = Field(default_factory=list)
+    #: CPU seconds the processes the agent left ("ran_next_to") used while test.sh ran (until
+    #: its exit or the timeout); None when the judge did not say
+    agent_cpu_sec: float | None = None
+    #: what the agent left where a fresh entry had to go (e.g. a huge tree in /logs/verifier),
+    #: set aside and not wholly removed within the judge's budget: where it is now
+    trash: list[str] = Field(default_factory=list)
 
     @property
     def reward_rewrites(self) -> str | None:
@@ -104,10 +133,43 @@ def _int(record: bytes | None) -> int | None:
     return int(record) if record is not None and record.lstrip(b"-").isdigit() else None
 
 
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="backslashreplace")
+
+
+def _stuck(ch: Channel) -> list[StuckProcess]:
+    """``stuck PID STATE WCHAN EXE`` records, each followed by its ``stuckfd PID PATH`` ones."""
+    out: dict[int, StuckProcess] = {}
+    for data in ch.all("stuck"):
+        parts = data.split(b" ", 3)
+        if len(out) >= STUCK_CAP or len(parts) < 4 or not parts[0].isdigit() or len(parts[1]) != 1:
+            continue
+        out[int(parts[0])] = StuckProcess(pid=int(parts[0]), state=_text(parts[1]), wchan=_text(parts[2][:64]),
+                                          exe=_text(parts[3][:512]))
+    for data in ch.all("stuckfd"):
+        pid, _, path = data.partition(b" ")
+        proc = out.get(int(pid)) if pid.isdigit() else None
+        if proc is not None and len(proc.fifo_paths) < STUCK_FD_CAP:
+            proc.fifo_paths.append(_text(path[:512]))
+    return list(out.values())
+
+
+def _cpu(record: bytes | None) -> float | None:
+    """``agentcpu START_TICKS END_TICKS HZ`` as seconds."""
+    parts = (record or b"").split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts) or int(parts[2]) == 0:
+        return None
+    return max(0, int(parts[1]) - int(parts[0])) / int(parts[2])
+
+
 def parse_report(ch: Channel) -> JudgeReport:
     r = JudgeReport(started=ch.first("hello") is not None)
     r.ran_next_to = parse_processes(ch.all("proc"))
-    r.more_processes = sum(int(m.split()[0]) for m in ch.all("more") if m.split()[:1] and m.split()[0].isdigit())
+    for m in ch.all("more"):
+        count, _, what = m.decode("ascii", "replace").partition(" ")
+        if count.isdigit():
+            r.omitted[what or "proc"] = r.omitted.get(what or "proc", 0) + int(count)
+    r.more_processes = r.omitted.get("proc", 0)
     r.notes = ch.text("note")
     for tag, target in (("pre", r.prewritten), ("file", r.files)):
         for data in ch.all(tag):
@@ -126,6 +188,9 @@ def parse_report(ch: Channel) -> JudgeReport:
                                 total_kb=int(parts[1]), avail_kb=int(parts[2])))
     fails = ch.text("fail")
     r.failure = "; ".join(fails) or None
+    r.stuck = _stuck(ch)
+    r.agent_cpu_sec = _cpu(ch.first("agentcpu"))
+    r.trash = ch.text("trash")[:16]
     nobash = ch.text("nobash")
     r.no_bash = nobash[0] if nobash else None
     return r

@@ -39,8 +39,12 @@ def check_tampering(w: JudgeReport, trial_dir: Path, verifier_downloaded: bool, 
     vdir = trial_dir / "verifier"
     found: list[tuple[str, list[str]]] = []  # (message, evidence lines)
     for name, f in sorted(w.prewritten.items()):
+        size = "" if f.complete else f" ({f.size} bytes in all; the judge reports only the first {len(f.data)})"
         found.append((f"{name} was written before the verifier started (removed before test.sh ran)",
-                      [f"{name} found before test.sh: {_show(f.data)}"]))
+                      [f"{name} found before test.sh: {_show(f.data)}{size}"]))
+    if w.omitted.get("pre"):
+        found.append((f"{w.omitted['pre']} more reward.* entries were there before the verifier started "
+                      "(removed before test.sh ran)", ["counted by the judge, not listed (judge/judge.h ENTRY_LIST_CAP)"]))
     for name, kind in sorted(w.pre_types.items()):
         found.append((f"a {kind} named {name} was there before the verifier started (removed before test.sh ran)",
                       [f"{name}: {kind}"]))

@@ -32,6 +32,38 @@
 #define REWARD_CAP 65536        /* bytes of one reward file reported */
 #define MAX_SIDS 64
 #define HOST_ACK_MS 10000       /* the longest the host may take to say it read "end" */
+#define ENTRY_LIST_CAP 64       /* reward.* entries other than reward.txt/.json reported per listing */
+#define ENTRY_HEAD_CAP 256      /* bytes reported of such an entry (evidence only: the reward is never there) */
+#define KILLED_VERIFY_CAP 64    /* processes listed as killed at test.sh's timeout (the stuck records say more) */
+#define STUCK_CAP 64            /* processes of a hung test.sh reported before the kill */
+#define STUCK_FD_CAP 4          /* FIFOs with a path reported per stuck process */
+#define PATH_CAP 512            /* bytes of a path (an exe, a FIFO) in a stuck record */
+#define NOTES_MAX 40            /* fixed-text records (notes, repairs, disks, results): a bound on their count */
+#define EMITF_CAP 4095          /* the most an emitf record carries (channel.c) */
+
+/*
+ * The channel's budget. The host stops reading at judge_exec.MAX_BYTES (CHANNEL_MAX here) and
+ * books a cut report as the judge killed, so a solved task would score 0: whatever the agent
+ * controls (how many processes, how long their command lines, how many reward.* entries and how
+ * big, how many processes a hung test.sh forked) has a cap, and the sum of all caps stays well
+ * below it. REC_OVERHEAD: "TAG LEN\n" (the host allows 32 bytes) and the closing "\n".
+ */
+#define CHANNEL_MAX (8LL * 1024 * 1024)
+#define REC_OVERHEAD 33LL
+#define PROC_REC (CMDLINE_CAP + 96LL + REC_OVERHEAD)
+#define ENTRY_NAME_REC (512LL + ENTRY_HEAD_CAP + REC_OVERHEAD)
+/* one listing of reward.* entries: reward.txt and reward.json in full, the rest by head, a count */
+#define ENTRIES_WORST (2 * (REWARD_CAP + 512LL + REC_OVERHEAD) + ENTRY_LIST_CAP * ENTRY_NAME_REC + 64)
+#define STUCK_WORST (STUCK_CAP * (64LL + 64 + PATH_CAP + REC_OVERHEAD) + \
+                     STUCK_CAP * STUCK_FD_CAP * (16LL + PATH_CAP + REC_OVERHEAD) + 64)
+#define FIXED_WORST (NOTES_MAX * (EMITF_CAP + REC_OVERHEAD))
+/* verify: proc list + pre and file listings + stuck + killed at the timeout + fixed records */
+#define VERIFY_WORST (PROC_LIST_CAP * PROC_REC + 2 * ENTRIES_WORST + STUCK_WORST + KILLED_VERIFY_CAP * PROC_REC + \
+                      FIXED_WORST)
+/* kill: the killed list and the left list */
+#define KILL_WORST (2 * PROC_LIST_CAP * PROC_REC + FIXED_WORST)
+_Static_assert(VERIFY_WORST < CHANNEL_MAX / 2, "verify's report could come near the host's cap");
+_Static_assert(KILL_WORST < CHANNEL_MAX * 5 / 8, "kill's report could come near the host's cap");
 
 /* channel.c */
 void emit(const char *tag, const void *data, size_t len);
@@ -44,11 +76,24 @@ int write_all(int fd, const void *buf, size_t len);
 struct proc_info {
     pid_t pid, ppid, pgrp, sid;
     char state;
+    unsigned long long ticks, start; /* utime+stime and starttime (/proc/PID/stat fields 14+15, 22) */
 };
 int read_proc(pid_t pid, struct proc_info *out);
 void list_processes(const char *tag, pid_t skip_sid);
-int kill_sessions(const pid_t *sids, int nsids, pid_t self_sid);
+int kill_sessions(const pid_t *sids, int nsids, pid_t self_sid, int list_cap);
 void close_from(int lowfd);
+ssize_t read_small(const char *path, char *buf, size_t cap);
+void agent_cpu_mark(pid_t skip_sid);
+long long agent_cpu_ticks(void);
+void report_stuck(pid_t sid, pid_t self_sid);
+
+/* tidy.c */
+const char *type_name(mode_t m);
+int set_aside(const char *path);
+int set_aside_in(int dirfd, const char *dirpath, const char *name);
+int ensure_dir(const char *path, mode_t mode, int *repaired);
+void ensure_dirs_upward(const char *path);
+void repair_devices(void);
 
 /* verify.c */
 int verify_main(int argc, char **argv);

@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
         pid_t sids[MAX_SIDS];
         int n = 0;
         for (int i = 2; i < argc && n < MAX_SIDS; i++) sids[n++] = (pid_t)atoi(argv[i]);
-        kill_sessions(sids, n, getsid(0));
+        kill_sessions(sids, n, getsid(0), PROC_LIST_CAP);
         list_processes("left", getsid(0));
         rc = 0;
     } else if (argc >= 2 && !strcmp(argv[1], "verify")) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,11 +22,12 @@
 #include "judge.h"
 
 #define SNAP_CAP 65536
+#define PID_LIMIT (1 << 22) /* the kernel's largest pid_max */
 
 static struct proc_info snap[SNAP_CAP];
 static int nsnap;
 
-static ssize_t read_small(const char *path, char *buf, size_t cap) {
+ssize_t read_small(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return -1;
     size_t got = 0;
@@ -49,7 +51,12 @@ int read_proc(pid_t pid, struct proc_info *out) {
     if (!close_paren) return -1;
     char state;
     int ppid, pgrp, sid;
-    if (sscanf(close_paren + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4) return -1;
+    unsigned long long utime = 0, stime = 0, start = 0;
+    int got = sscanf(close_paren + 1, " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+                     &state, &ppid, &pgrp, &sid, &utime, &stime, &start);
+    if (got < 4) return -1;
+    out->ticks = utime + stime;
+    out->start = start;
     out->pid = pid;
     out->state = state;
     out->ppid = ppid;
@@ -117,8 +124,10 @@ static int in_list(pid_t v, const pid_t *list, int n) {
 static pid_t stopped[SNAP_CAP];
 static int nstopped;
 
-int kill_sessions(const pid_t *sids, int nsids, pid_t self_sid) {
+/* LIST_CAP: how many of them are listed as "killed" (the rest are counted in "more N killed"). */
+int kill_sessions(const pid_t *sids, int nsids, pid_t self_sid, int list_cap) {
     nstopped = 0;
+    int unlisted = 0;
     for (int round = 0; round < 50; round++) {
         snapshot();
         int added = 0, changed = 1;
@@ -132,12 +141,13 @@ int kill_sessions(const pid_t *sids, int nsids, pid_t self_sid) {
                 if (nstopped >= SNAP_CAP) break;
                 kill(p->pid, SIGSTOP);
                 stopped[nstopped++] = p->pid;
-                emit_process("killed", p);
+                if (nstopped <= list_cap) emit_process("killed", p); else unlisted++;
                 added = changed = 1;
             }
         }
         if (!added) break;
     }
+    if (unlisted) emitf("more", "%d killed", unlisted);
     for (int i = 0; i < nstopped; i++) kill(stopped[i], SIGKILL);
     struct timespec pause = {0, 20 * 1000 * 1000};
     for (int tries = 0; tries < 250; tries++) { /* at most ~5 s for the kernel to finish them */
@@ -157,4 +167,159 @@ void close_from(int lowfd) {
     if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0) return;
 #endif
     for (int fd = lowfd; fd < 65536; fd++) close(fd);
+}
+
+/*
+ * The CPU the agent's leftover processes use while test.sh runs: the processes listed as "proc"
+ * (the last snapshot when agent_cpu_mark runs) are remembered with their start time, so a pid
+ * reused by another process is never counted; one that vanished counts with its last value.
+ */
+static struct { pid_t pid; unsigned long long start, ticks; } agent[SNAP_CAP];
+static int nagent;
+
+void agent_cpu_mark(pid_t skip_sid) {
+    nagent = 0;
+    for (int i = 0; i < nsnap; i++) {
+        struct proc_info *p = &snap[i];
+        if (p->sid == 1 || p->sid == skip_sid || p->state == 'Z') continue;
+        agent[nagent].pid = p->pid;
+        agent[nagent].start = p->start;
+        agent[nagent++].ticks = p->ticks;
+    }
+}
+
+long long agent_cpu_ticks(void) {
+    long long sum = 0;
+    for (int i = 0; i < nagent; i++) {
+        struct proc_info p;
+        if (read_proc(agent[i].pid, &p) == 0 && p.start == agent[i].start) agent[i].ticks = p.ticks;
+        sum += (long long)agent[i].ticks;
+    }
+    return sum;
+}
+
+/* Bytes a reader can always take as one token: no space, nothing unprintable. */
+static void token(char *s) {
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~') *s = '?';
+}
+
+/* "stuckfd PID PATH" for up to STUCK_FD_CAP - 1 open fds of PID that are FIFOs with a path: stat on
+ * /proc/PID/fd/N tells the open file's type without opening it (so no FIFO can block us). */
+static void report_fifos(pid_t pid) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    int seen = 0, found = 0;
+    while ((e = readdir(d)) != NULL && seen < 4096 && found < STUCK_FD_CAP - 1) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        seen++;
+        char link[96], target[PATH_CAP + 1];
+        snprintf(link, sizeof link, "%s/%.16s", dir, e->d_name);
+        ssize_t n = readlink(link, target, PATH_CAP);
+        if (n <= 0 || target[0] != '/') continue; /* "pipe:[N]", "socket:[N]", anon inodes */
+        struct stat st;
+        if (stat(link, &st) != 0 || !S_ISFIFO(st.st_mode)) continue;
+        char rec[PATH_CAP + 32];
+        int h = snprintf(rec, sizeof rec, "%d ", (int)pid);
+        memcpy(rec + h, target, (size_t)n);
+        emit("stuckfd", rec, (size_t)h + (size_t)n);
+        found++;
+    }
+    closedir(d);
+}
+
+/*
+ * A process blocked *opening* a FIFO (no writer yet, e.g. `cat /app/input`) holds no fd for it:
+ * the path comes from the arguments of the open it sits in (/proc/PID/syscall), the string from
+ * /proc/PID/mem. The kernel lets the judge read both: test.sh's processes are its descendants,
+ * of its uid. The path is reported as the process gave it, if it names a FIFO (stat, which does
+ * not open it, through the process's own root or working directory).
+ */
+static void report_opening_fifo(pid_t pid) {
+    char path[64], sc[256];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    ssize_t n = read_small(path, sc, sizeof sc - 1);
+    if (n <= 0) return;
+    sc[n] = 0;
+    long nr;
+    unsigned long a0, a1;
+    if (sscanf(sc, "%ld %lx %lx", &nr, &a0, &a1) != 3) return;
+    unsigned long where;
+    long dirfd = AT_FDCWD;
+#ifdef SYS_open
+    if (nr == SYS_open) where = a0; else
+#endif
+    if (nr == SYS_openat) where = a1, dirfd = (long)(int)a0;
+    else return;
+    char name[PATH_CAP + 1];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    n = pread(fd, name, PATH_CAP, (off_t)where);
+    close(fd);
+    if (n <= 0) return;
+    name[n] = 0;
+    size_t len = strlen(name);
+    if (!len) return;
+    char seen[PATH_CAP + 64];
+    if (name[0] == '/') snprintf(seen, sizeof seen, "/proc/%d/root%s", (int)pid, name);
+    else if (dirfd == AT_FDCWD) snprintf(seen, sizeof seen, "/proc/%d/cwd/%s", (int)pid, name);
+    else snprintf(seen, sizeof seen, "/proc/%d/fd/%ld/%s", (int)pid, dirfd, name);
+    struct stat st;
+    if (stat(seen, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    char rec[PATH_CAP + 32];
+    int h = snprintf(rec, sizeof rec, "%d ", (int)pid);
+    memcpy(rec + h, name, len);
+    emit("stuckfd", rec, (size_t)h + len);
+}
+
+/*
+ * At test.sh's timeout, before the kill: what each process of its session and their
+ * descendants was doing, as "stuck PID STATE WCHAN EXE" (at most STUCK_CAP; the rest counted),
+ * each followed by the FIFOs it holds open. State T/t means someone stopped it; the wchan and a
+ * FIFO path say what it waits on.
+ */
+void report_stuck(pid_t sid, pid_t self_sid) {
+    static unsigned char member[SNAP_CAP];
+    static unsigned char is_member_pid[PID_LIMIT / 8]; /* a bitmap: linear rounds, however many processes */
+    snapshot();
+    memset(member, 0, sizeof member);
+    memset(is_member_pid, 0, sizeof is_member_pid);
+    for (int changed = 1, round = 0; changed && round < 100; round++) { /* a round per generation */
+        changed = 0;
+        for (int i = 0; i < nsnap; i++) {
+            pid_t pp = snap[i].ppid;
+            if (member[i] || snap[i].pid == 1 || snap[i].sid == self_sid || snap[i].pid >= PID_LIMIT) continue;
+            int in = snap[i].sid == sid || (pp > 0 && pp < PID_LIMIT && (is_member_pid[pp / 8] & (1 << (pp % 8))));
+            if (!in) continue;
+            member[i] = changed = 1;
+            is_member_pid[snap[i].pid / 8] |= (unsigned char)(1 << (snap[i].pid % 8));
+        }
+    }
+    int listed = 0, more = 0;
+    for (int i = 0; i < nsnap; i++) {
+        if (!member[i]) continue;
+        if (listed >= STUCK_CAP) { more++; continue; }
+        listed++;
+        pid_t pid = snap[i].pid;
+        char path[64], wchan[64], exe[PATH_CAP + 1];
+        snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+        ssize_t n = read_small(path, wchan, sizeof wchan - 1);
+        wchan[n > 0 ? n : 0] = 0;
+        if (!wchan[0]) snprintf(wchan, sizeof wchan, "?");
+        token(wchan);
+        snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+        n = readlink(path, exe, PATH_CAP);
+        if (n <= 0) n = snprintf(exe, sizeof exe, "?");
+        char rec[PATH_CAP + 160];
+        int h = snprintf(rec, sizeof rec, "%d %c %s ", (int)pid, snap[i].state, wchan);
+        memcpy(rec + h, exe, (size_t)n);
+        emit("stuck", rec, (size_t)h + (size_t)n);
+        report_fifos(pid);
+        report_opening_fifo(pid);
+    }
+    if (more) emitf("more", "%d stuck", more);
 }

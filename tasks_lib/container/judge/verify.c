@@ -6,10 +6,13 @@
  * 1. lists the processes the verifier will run next to (before the clock starts);
  * 2. repairs what test.sh needs and the agent may have broken (/logs, /logs/verifier, the
  *    workdir, /tmp, the standard /dev nodes), reporting each repair as a note; reports any
- *    reward.* entry found before test.sh (of any type) and removes /logs/verifier whole;
+ *    reward.* entry found before test.sh (of any type, within the channel's budget: judge.h)
+ *    and sets /logs/verifier aside whole, so a fresh one can always be made (tidy.c);
  * 3. runs BASH /tests/test.sh in a session of its own, stdin an empty pipe (never /dev/null,
  *    which the agent may have replaced by a FIFO), stdout+stderr to a test-stdout.txt it
- *    created itself, under TIMEOUT_MS (the session is killed at the deadline);
+ *    created itself, under TIMEOUT_MS; at the deadline it first reports what test.sh's
+ *    processes were doing ("stuck": state, wait channel, FIFOs they hold open), then kills the
+ *    session; the CPU the agent's leftover processes used meanwhile is one "agentcpu" record;
  * 4. watches /logs/verifier with inotify meanwhile (rewrites of the reward files, the directory
  *    moved or removed) and, the moment test.sh exits, reads the reward files through the
  *    directory it created, without following links and without blocking on a FIFO.
@@ -36,122 +39,53 @@
 
 #include "judge.h"
 
-static const char *type_name(mode_t m) {
-    if (S_ISREG(m)) return "file";
-    if (S_ISDIR(m)) return "directory";
-    if (S_ISLNK(m)) return "symlink";
-    if (S_ISFIFO(m)) return "fifo";
-    if (S_ISSOCK(m)) return "socket";
-    if (S_ISCHR(m)) return "char-device";
-    if (S_ISBLK(m)) return "block-device";
-    return "unknown";
-}
-
-/* Remove NAME under DIRFD, recursively, never following a link. Bounded in depth. */
-static void remove_at(int dirfd, const char *name, int depth) {
-    if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return;
-    if (depth > 64) return;
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    DIR *d = fdopendir(fd);
-    if (!d) { close(fd); return; }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        remove_at(fd, e->d_name, depth + 1);
-    }
-    closedir(d);
-    unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-/* A real directory at PATH (made if missing, replaced if it is anything else); its fd. */
-static int ensure_dir(const char *path, mode_t mode, int *repaired) {
+/* One reward.* entry, if there: a regular file as "SIZE NAMELEN NAME" then up to CAP of its bytes
+ * (a name may hold spaces, the length says where it ends), anything else by its type. */
+static void report_entry(int dirfd, const char *name, const char *tag, size_t cap) {
+    const char *type_tag = strcmp(tag, "pre") ? "ftype" : "pretype";
     struct stat st;
-    *repaired = 1;
-    if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        emitf("note", "%s was replaced by a non-directory; tbflow recreated it", path);
-        emitf("note-detail", "%s was a %s", path, type_name(st.st_mode));
-        unlink(path);
-    } else if (lstat(path, &st) != 0) {
-        emitf("note", "%s was removed; tbflow recreated it", path);
-    } else {
-        *repaired = 0;
-    }
-    if (mkdir(path, mode) != 0 && errno != EEXIST) return -1;
-    chmod(path, mode);
-    return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    if (!S_ISREG(st.st_mode)) { emitf(type_tag, "%s %s", type_name(st.st_mode), name); return; }
+    int rf = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (rf < 0) { emitf(type_tag, "unreadable %s", name); return; }
+    static char buf[REWARD_CAP], rec[REWARD_CAP + 512];
+    size_t got = 0;
+    ssize_t n;
+    while (got < cap && (n = read(rf, buf + got, cap - got)) > 0) got += (size_t)n;
+    struct stat fst;
+    if (fstat(rf, &fst) != 0) fst.st_size = st.st_size;
+    close(rf);
+    int h = snprintf(rec, 512, "%lld %zu %s", (long long)fst.st_size, strlen(name), name);
+    if (h >= 512) return;
+    memcpy(rec + h, buf, got);
+    emit(tag, rec, (size_t)h + got);
 }
 
-static void ensure_dirs_upward(const char *path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        mkdir(buf, 0755);
-        *p = '/';
-    }
-    mkdir(buf, 0755);
-}
-
-static void repair_devices(void) {
-    static const struct { const char *path; unsigned maj, min; } devs[] = {
-        {"/dev/null", 1, 3}, {"/dev/zero", 1, 5}, {"/dev/full", 1, 7},
-        {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
-    };
-    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
-        struct stat st;
-        dev_t want = makedev(devs[i].maj, devs[i].min);
-        if (lstat(devs[i].path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == want) continue;
-        int existed = lstat(devs[i].path, &st) == 0;
-        emitf("note", "%s was %s%s; tbflow recreated the device", devs[i].path, existed ? "replaced by a " : "missing",
-              existed ? type_name(st.st_mode) : "");
-        if (existed) remove_at(AT_FDCWD, devs[i].path, 0);
-        if (mknod(devs[i].path, S_IFCHR | 0666, want) == 0) chmod(devs[i].path, 0666);
-    }
-    struct stat st;
-    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != 01777) {
-        emitf("note", "/tmp was %s; tbflow made it a mode-1777 directory",
-              lstat("/tmp", &st) != 0 ? "missing" : S_ISDIR(st.st_mode) ? "not mode 1777" : type_name(st.st_mode));
-        if (lstat("/tmp", &st) == 0 && !S_ISDIR(st.st_mode)) unlink("/tmp");
-        mkdir("/tmp", 01777);
-        chmod("/tmp", 01777);
-    }
-}
-
-/* Report every reward.* entry in DIRFD, whatever its type; PREFIX is "pre" or "file". */
+/*
+ * Every reward.* entry in DIRFD, whatever its type; TAG is "pre" (before test.sh) or "file" (at
+ * its exit). The agent decides how many there are and how big (judge.h, the channel's budget):
+ * reward.txt and reward.json, the only ones a reward is read from, are reported in full (up to
+ * REWARD_CAP); any other, as evidence only, by its first ENTRY_HEAD_CAP bytes, at most
+ * ENTRY_LIST_CAP of them, then a count ("more N TAG").
+ */
 static void report_reward_entries(int dirfd, const char *tag) {
-    int fd = dup(dirfd);
+    report_entry(dirfd, "reward.txt", tag, REWARD_CAP);
+    report_entry(dirfd, "reward.json", tag, REWARD_CAP);
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) { if (fd >= 0) close(fd); return; }
     struct dirent *e;
+    int listed = 0, more = 0;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "reward.", 7) != 0) continue;
-        struct stat st;
-        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (!S_ISREG(st.st_mode)) {
-            emitf(strcmp(tag, "pre") ? "ftype" : "pretype", "%s %s", type_name(st.st_mode), e->d_name);
+        if (strncmp(e->d_name, "reward.", 7) != 0 || !strcmp(e->d_name, "reward.txt") ||
+            !strcmp(e->d_name, "reward.json"))
             continue;
-        }
-        int rf = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (rf < 0) { emitf(strcmp(tag, "pre") ? "ftype" : "pretype", "unreadable %s", e->d_name); continue; }
-        static char buf[REWARD_CAP];
-        size_t got = 0;
-        ssize_t n;
-        while (got < sizeof buf && (n = read(rf, buf + got, sizeof buf - got)) > 0) got += (size_t)n;
-        struct stat fst;
-        fstat(rf, &fst);
-        close(rf);
-        /* "SIZE NAMELEN NAME" then the bytes: a name may hold spaces, the length says where it ends */
-        char head[512];
-        int h = snprintf(head, sizeof head, "%lld %zu %s", (long long)fst.st_size, strlen(e->d_name), e->d_name);
-        if (h >= (int)sizeof head) continue;
-        static char rec[REWARD_CAP + 512];
-        memcpy(rec, head, (size_t)h);
-        memcpy(rec + h, buf, got);
-        emit(tag, rec, (size_t)h + got);
+        if (listed >= ENTRY_LIST_CAP) { more++; continue; }
+        report_entry(dirfd, e->d_name, tag, ENTRY_HEAD_CAP);
+        listed++;
     }
     closedir(d);
+    if (more) emitf("more", "%d %s", more, tag);
 }
 
 struct watch_counts { int writes_txt, writes_json, moved_in, created, deleted, moved_out, self_gone, overflow; };
@@ -248,7 +182,7 @@ static int prepare_logs(int *vdirfd) {
             emitf("note", "/logs/verifier was replaced by a non-directory; tbflow recreated it");
             emitf("note-detail", "/logs/verifier was a %s", type_name(st.st_mode));
         }
-        remove_at(logsfd, "verifier", 0);
+        set_aside_in(logsfd, "/logs", "verifier"); /* whatever it held: a fresh one is made below */
     } else if (!repaired) {
         emitf("note", "/logs/verifier was removed; tbflow recreated it");
     }
@@ -270,7 +204,7 @@ static void enter_workdir(const char *workdir) {
     } else if (lstat(workdir, &st) == 0) {
         emitf("note", "the workdir %s was replaced by a non-directory; tbflow recreated it", workdir);
         emitf("note-detail", "the workdir %s was a %s", workdir, type_name(st.st_mode));
-        remove_at(AT_FDCWD, workdir, 0);
+        set_aside(workdir);
     } else {
         emitf("note", "the workdir %s was removed; tbflow recreated it", workdir);
     }
@@ -284,6 +218,7 @@ int verify_main(int argc, char **argv) {
     long long timeout_ms = atoll(argv[3]);
     long long t0 = now_ms();
     list_processes("proc", getsid(0));
+    agent_cpu_mark(getsid(0)); /* the processes just listed */
     long long t_list = now_ms() - t0;
     repair_devices();
     int vdirfd = -1;
@@ -302,20 +237,24 @@ int verify_main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &chld, &old);
     int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     struct watch_counts w = {0};
+    long long cpu_start = agent_cpu_ticks(), cpu_end;
     long long t_start = now_ms();
     pid_t pid = start_test(bash, outfd, &old);
     if (pid < 0) { emitf("fail", "could not start test.sh: %s", strerror(errno)); return 0; }
     int status = 0;
     if (wait_test(pid, t_start + timeout_ms, sfd, ifd, &w, &status)) {
-        kill_sessions(&pid, 1, getsid(0));
+        report_stuck(pid, getsid(0)); /* what it waits on, before the kill changes it */
+        cpu_end = agent_cpu_ticks();
+        kill_sessions(&pid, 1, getsid(0), KILLED_VERIFY_CAP);
         kill(-pid, SIGKILL);
         waitpid(pid, &status, 0);
         emitf("timeout", "%lld", timeout_ms);
-    } else if (WIFEXITED(status)) {
-        emitf("exit", "%d", WEXITSTATUS(status));
     } else {
-        emitf("signal", "%d", WTERMSIG(status));
+        cpu_end = agent_cpu_ticks();
+        if (WIFEXITED(status)) emitf("exit", "%d", WEXITSTATUS(status));
+        else emitf("signal", "%d", WTERMSIG(status));
     }
+    emitf("agentcpu", "%lld %lld %ld", cpu_start, cpu_end, sysconf(_SC_CLK_TCK));
     long long t_test = now_ms() - t_start;
     if (ifd >= 0) drain_inotify(ifd, &w);
     struct stat now_st, ours;
