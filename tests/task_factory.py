@@ -19,7 +19,7 @@ REWARD_FROM_EXIT = textwrap.dedent("""\
 def make_task(root: Path, name: str, *, solve: str = "true\n", test_sh: str | None = None,
               check: str = "true", dockerfile: str = DEFAULT_DOCKERFILE, env_files: dict[str, str] | None = None,
               agent_timeout: float = 60, verifier_timeout: float = 60, extra_toml: str = "", build_timeout: float = 300,
-              instruction: str = "Do the task.\n") -> Path:
+              instruction: str = "Do the task.\n", test_files: dict[str, str] | None = None) -> Path:
     """Create ``root/name`` and return its path.
 
     ``check`` is a shell condition the default ``test.sh`` turns into reward 1/0; ``test_sh``
@@ -48,6 +48,8 @@ def make_task(root: Path, name: str, *, solve: str = "true\n", test_sh: str | No
         (d / "environment" / rel).write_text(text)
     (d / "solution" / "solve.sh").write_text("#!/bin/bash\n" + solve)
     (d / "tests" / "test.sh").write_text(test_sh if test_sh is not None else REWARD_FROM_EXIT.format(check=check))
+    for rel, text in (test_files or {}).items():
+        (d / "tests" / rel).write_text(text)
     return d
 
 

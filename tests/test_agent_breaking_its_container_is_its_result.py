@@ -46,7 +46,7 @@ def test_agent_that_kills_pid_1_or_removes_interpreters_is_scored_zero(run_job, 
     rec = record_of(result, "rm-bash")  # test.sh ran with tbflow's own bash: its reward stands
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity
     assert not _broke(rec)
-    (changed,) = [f for f in rec.flags if f.kind == "toolchain-changed"]
+    (changed,) = [f for f in rec.flags if f.kind == "system-changed"]  # shown, not held against it
     assert "deleted /usr/bin/bash" in changed.message
     assert "deleted /usr/bin/bash" in (job / rec.trial_id / changed.evidence).read_text()
 

@@ -69,7 +69,9 @@ def test_every_attack_ends_recorded_and_scored_never_invalid(hostile):
 def test_sh_shim_appending_a_reward_after_test_sh_forges_nothing(hostile):
     rec = _rec(hostile, "sh-shim")
     _scored(rec)
-    assert "toolchain-changed" in _kinds(rec) and any("/usr/bin/dash" in f.message for f in rec.flags)
+    # test.sh never ran sh: the planted shim is shown, not held against the agent
+    assert "toolchain-changed" not in _kinds(rec), rec.flags
+    assert any("changed /usr/bin/dash" in f.message for f in rec.flags if f.kind == "system-changed"), rec.flags
 
 
 def test_od_first_in_path_forges_nothing(hostile):
@@ -79,7 +81,9 @@ def test_od_first_in_path_forges_nothing(hostile):
 def test_bash_first_in_path_forges_nothing_and_is_shown(hostile):
     rec = _rec(hostile, "bash-first-in-path")
     _scored(rec)
-    assert any("added /usr/local/bin/bash" in f.message for f in rec.flags if f.kind == "toolchain-changed"), rec.flags
+    # tbflow's judge runs test.sh with its own bash: the planted one is never used, only shown
+    assert any("added /usr/local/bin/bash" in f.message for f in rec.flags if f.kind == "system-changed"), rec.flags
+    assert "toolchain-changed" not in _kinds(rec), rec.flags
 
 
 def test_carriage_return_in_a_leftover_command_line_injects_no_reward(hostile):

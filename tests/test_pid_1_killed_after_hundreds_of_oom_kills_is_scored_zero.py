@@ -34,7 +34,9 @@ def test_pid_1_killed_after_300_oom_kills_is_scored_zero(run_job, tmp_path):
     rec = record_of(run_job(tmp_path / "ds", env_retries=0), "oom-flood")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0), rec.validity
     (flag,) = [f for f in rec.flags if f.kind == "broke-container"]
-    assert flag.message == "the container was OOM-killed at the task's memory limit (96 MB)", flag
+    # OOMKilled is set by the children's kills; the main process was stopped from inside, and the
+    # reason says so (it used to read "OOM-killed at the task's memory limit")
+    assert "stopped from inside" in flag.message and "OOM-killed before" in flag.message, flag
     state = (tmp_path / "jobs" / "job" / "trials" / rec.trial_id / flag.evidence).read_text()
     lines = state.splitlines()
     assert any(line.startswith("  start ") for line in lines), state

@@ -126,16 +126,19 @@ class TrialFlag(BaseModel):
     ``tampering``: reward files or the verifier's directory were changed outside ``test.sh`` (the
     reward ``test.sh`` wrote still stands). ``broke-container``: the agent broke what the verifier
     needs (stopped the container, removed an interpreter, filled a disk, stopped or killed tbflow's
-    judge); the trial is scored 0. ``toolchain-changed``: the agent changed files test.sh's own
-    toolchain may use (a ``python3`` or ``pytest`` planted first in PATH, a changed library), which
-    tbflow cannot protect: detected (``docker diff``), shown, the reward stands.
+    judge); the trial is scored 0. ``toolchain-changed``: the verifier used a file the agent planted
+    in the runner of the tests (a ``pytest`` first in PATH, a ``sitecustomize``, a stdlib shadow:
+    ``tasks_lib/trial/runner_roles.py``), which tbflow cannot prevent: detected from the container's
+    writable layer and access times, shown, the reward stands. ``system-changed``: such files the
+    verifier did not use (informational).
     ``agent-processes``: processes the agent left ran next to test.sh (services a task asks for
     are expected to; a reader should know). ``harness-raised``: a host-side plug-in raised in its
     ``run`` after it had reached the model; the trial is scored on what the agent did until then,
     the traceback is the evidence (docs/write-a-harness.md, "Host-side agents").
     """
 
-    kind: Literal["tampering", "broke-container", "toolchain-changed", "agent-processes", "harness-raised"]
+    kind: Literal["tampering", "broke-container", "toolchain-changed", "system-changed", "agent-processes",
+                  "harness-raised"]
     message: ContainerText
     #: a file in the trial dir that shows it
     evidence: str | None = None

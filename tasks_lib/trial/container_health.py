@@ -8,14 +8,13 @@ environment failure. The evidence (README "The judge"):
   plus the engine's events since the container started. A ``die`` with no ``kill``/``stop``/
   ``pause`` request through the API came from inside → the agent's. An API kill, a history that
   no longer reaches back to the container's ``start`` (the engine keeps a bounded event log), or
-  a container that is gone → environment. ``State.OOMKilled`` counts as the agent's only when the
-  task set a memory limit (then the limit is part of the task).
-* **test.sh could not run or wrote no reward**, and ``docker diff`` shows the container deleted
-  files under the system's bin/lib dirs (``rm /usr/bin/bash``, ``python3``) → the agent's. ``bash``
-  missing although nothing was deleted → the image lacks it: environment (not retried).
-* **a full disk** when test.sh wrote no reward (``statfs`` by tbflow's judge: the kernel's numbers): a file system private to
-  the container (tmpfs) → the agent's; the host's disk (overlay) → the agent's only when the
-  container's own writable layer holds at least half of it, else environment.
+  a container that is gone → environment. A main process OOM-killed (``State.OOMKilled`` and exit
+  137) counts as the agent's only when the task set a memory limit (then the limit is part of the
+  task); ``OOMKilled`` alone only says some process was, so a main process that died otherwise is
+  judged by the rule above.
+
+What test.sh's end says (no reward, a hang) is decided in ``verdict_table``; the evidence files
+of those verdicts are written here.
 """
 
 from __future__ import annotations
@@ -24,15 +23,18 @@ import json
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from docker.errors import NotFound
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.engine_events import ENGINE_EVENTS
-from tasks_lib.errors import ContainerError, EnvironmentFailure
+from tasks_lib.errors import EnvironmentFailure
 from tasks_lib.records.record_models import TrialFlag
-from tasks_lib.trial.judge_report import JudgeReport
-from tasks_lib.trial.toolchain_diff import SYSTEM_DIRS, ContainerDiff
+from tasks_lib.trial.runner_use import EVIDENCE as RUNNER_EVIDENCE
+
+if TYPE_CHECKING:
+    from tasks_lib.trial.verdict_table import VerifierEvidence
 
 STATE_EVIDENCE = "container-state.txt"
 BROKEN_EVIDENCE = "verifier/broken-container.txt"
@@ -63,20 +65,26 @@ def stopped_container_flag(container: str, trial_dir: Path, memory_mb: int | Non
     lines += [f"  {e.get('Action')} {json.dumps(e.get('Actor', {}).get('Attributes', {}), sort_keys=True)}"
               for e in events]
     (trial_dir / STATE_EVIDENCE).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    actions = [e.get("Action", "") for e in events]
-    if "start" not in actions or any(a in OUTSIDE_ACTIONS for a in actions):
+    actions = [str(e.get("Action", "")).split(":")[0] for e in events]
+    message = stopped_by_agent(state, actions, memory_mb)
+    return TrialFlag(kind="broke-container", evidence=STATE_EVIDENCE, message=message) if message else None
+
+
+def stopped_by_agent(state: dict, actions: list[str], memory_mb: int | None) -> str | None:
+    """Whose doing a stopped container is (pure): the flag's message when the agent's, None when
+    the evidence points outside the container or does not reach back to its start."""
+    if state.get("Running") or "start" not in actions or any(a in OUTSIDE_ACTIONS for a in actions):
         return None
-    if state.get("OOMKilled"):
+    code, ooms = state.get("ExitCode"), actions.count("oom")
+    if state.get("OOMKilled") and code == 137:  # the main process itself was OOM-killed
         if not memory_mb:
-            return None
-        return TrialFlag(kind="broke-container", evidence=STATE_EVIDENCE,
-                         message=f"the container was OOM-killed at the task's memory limit ({memory_mb} MB)")
+            return None  # no limit of the task's: the host ran out of memory
+        return f"the container was OOM-killed at the task's memory limit ({memory_mb} MB)"
     if "die" not in actions:
         return None
-    return TrialFlag(kind="broke-container", evidence=STATE_EVIDENCE,
-                     message=f"the container's main process was stopped from inside (exit code "
-                             f"{state.get('ExitCode')}, no kill through the Docker API): the agent stopped "
-                             "its own container, e.g. killed PID 1")
+    oom_note = f"; {ooms or 'some'} of its processes had been OOM-killed before" if state.get("OOMKilled") else ""
+    return (f"the container's main process was stopped from inside (exit code {code}, no kill through the "
+            f"Docker API): the agent stopped its own container, e.g. killed PID 1{oom_note}")
 
 
 def container_running(container: str) -> bool:
@@ -99,42 +107,35 @@ def _events_since_start(container_id: str, started_at: str) -> list[dict]:
         return []
 
 
-def verifier_breakage(container: str, r: JudgeReport, diff: ContainerDiff, trial_dir: Path) -> TrialFlag | None:
-    """When test.sh gave no reward: a flag if the agent broke what it needs, None if nothing points
-    at the agent. Raises an ``EnvironmentFailure`` when the evidence points at the environment."""
-    removed = diff.deleted_under(SYSTEM_DIRS)
-    if r.no_bash and not any(p.rsplit("/", 1)[-1] == "bash" for p in removed):
-        raise MissingInterpreter("run-verifier", "the image has no bash, which is needed to run tests/test.sh")
-    if removed:
-        shown = ", ".join(removed[:8]) + (f" and {len(removed) - 8} more" if len(removed) > 8 else "")
-        _write(trial_dir, ["docker diff: files the container deleted under the system's bin/lib dirs:", *removed])
-        how = "test.sh could not run" if r.no_bash else "test.sh wrote no reward"
-        return TrialFlag(kind="broke-container", evidence=BROKEN_EVIDENCE,
-                         message=f"the agent deleted {shown}; {how}")
-    full = [d for d in r.disks if d.full]
-    if not full:
-        return None
-    disk = full[0]
-    _write(trial_dir, ["file systems as the kernel reported them to tbflow's judge after test.sh (statfs):",
-                       *(f"{d.path}: {d.fstype}, {d.total_kb} KiB, {d.avail_kb} KiB free" for d in r.disks)])
-    if disk.fstype != "overlay":
-        return TrialFlag(kind="broke-container", evidence=BROKEN_EVIDENCE,
-                         message=f"the agent filled {disk.path} ({disk.fstype}); test.sh wrote no reward")
-    written = _writable_layer_bytes(container)
-    if written is not None and written >= disk.total_kb * 1024 // 2:
-        return TrialFlag(kind="broke-container", evidence=BROKEN_EVIDENCE,
-                         message=f"the agent filled the disk ({written // 2**20} MB written in its container); "
-                                 "test.sh wrote no reward")
-    raise ContainerError("run-verifier", f"the host's disk is full ({disk.path}) and the container wrote only "
-                         f"{(written or 0) // 2**20} MB of it; test.sh wrote no reward", BROKEN_EVIDENCE)
-
-
-def _writable_layer_bytes(container: str) -> int | None:
+def writable_layer_bytes(container: str) -> int | None:
+    """The container's writable layer size as the engine counts it (slow: the engine walks it),
+    only where the layer cannot be read from the host."""
     try:
         found = get_client().api.containers(all=True, size=True, filters={"name": container})
     except DOCKER_ERRORS:
         return None
     return next((c.get("SizeRw") for c in found), None)
+
+
+def write_broke_evidence(row: str, ev: "VerifierEvidence", trial_dir: Path) -> str | None:
+    """The evidence file of a verdict that scores the agent 0 (``verdict_table`` rows)."""
+    r = ev.report
+    if row == "system-files-deleted":
+        lines = ["files the container deleted under the system's bin/lib dirs (its writable layer):",
+                 *ev.runner.deleted_system]
+    elif row.startswith("disk-full"):
+        lines = ["file systems as the kernel reported them to tbflow's judge after test.sh (statfs):",
+                 *(f"{d.path}: {d.fstype}, {d.total_kb} KiB, {d.avail_kb} KiB free" for d in r.disks)]
+    elif row == "planted-runner-no-reward":
+        return RUNNER_EVIDENCE
+    elif row == "verifier-blocked":
+        lines = ["why test.sh hung or wrote no reward, from tbflow's judge and the container's writable layer:",
+                 *ev.blockers, "", "test.sh's processes at the timeout (pid state wchan exe fifos):",
+                 *(f"  {s.pid} {s.state} {s.wchan} {s.exe} {' '.join(s.fifo_paths)}" for s in r.stuck)]
+    else:
+        return None
+    _write(trial_dir, lines)
+    return BROKEN_EVIDENCE
 
 
 def _write(trial_dir: Path, lines: list[str]) -> None:

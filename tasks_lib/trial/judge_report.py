@@ -87,6 +87,10 @@ class JudgeReport(BaseModel):
     #: CPU seconds the processes the agent left ("ran_next_to") used while test.sh ran (until
     #: its exit or the timeout); None when the judge did not say
     agent_cpu_sec: float | None = None
+    #: bytes every process but the judge's and test.sh's wrote to storage from the judge's start to
+    #: test.sh's end (None: not measured), and that start (realtime ns): test.sh had not run before
+    agent_write_bytes: int | None = None
+    marked_ns: int | None = None
     #: what the agent left where a fresh entry had to go (e.g. a huge tree in /logs/verifier),
     #: set aside and not wholly removed within the judge's budget: where it is now
     trash: list[str] = Field(default_factory=list)
@@ -190,6 +194,9 @@ def parse_report(ch: Channel) -> JudgeReport:
     r.failure = "; ".join(fails) or None
     r.stuck = _stuck(ch)
     r.agent_cpu_sec = _cpu(ch.first("agentcpu"))
+    io = (ch.first("agentio") or b"").split()
+    if len(io) == 2 and all(p.isdigit() for p in io):
+        r.agent_write_bytes, r.marked_ns = int(io[0]), int(io[1])
     r.trash = ch.text("trash")[:16]
     nobash = ch.text("nobash")
     r.no_bash = nobash[0] if nobash else None

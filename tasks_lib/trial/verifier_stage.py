@@ -4,20 +4,17 @@ The tests go into the read-only ``/tests`` volume from outside the container (``
 and the judge (judge/verify.c, started from the read-only tools volume, non-dumpable root) lists
 what the verifier runs next to, repairs what test.sh needs, runs test.sh under the verifier
 timeout with a static bash, and reports the reward files' bytes the moment test.sh exits, on a
-channel no process in the container can open. What the agent changed around it is flagged
-(``tampering``, ``toolchain_diff``); what it broke is its own result (``container_health``).
+channel no process in the container can open.
 
-One rule once the agent has started (README "The judge"): a failure inside the container — the
-judge killed, stopped or unable to start, a missing, odd or unreadable reward while agent
-processes ran, a replaced verifier dir — is the agent's result, scored 0 with a flag. Only
-evidence from outside (the engine not answering, the container stopped from outside, the host's
-disk) makes the trial an environment failure.
+This module *collects*: every engine call (the judge's run, the container's state, the writable
+layer before and after the verifier: ``runner_use``), each failure kept as evidence. The verdict
+is ``verdict_table.decide``'s, one table; what it concludes becomes the outcome, the flags and the
+evidence files here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -29,11 +26,13 @@ from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
 from tasks_lib.records.record_models import DEFAULT_MAX_LOG_BYTES, TrialFlag, VerifierOutcome
 from tasks_lib.task.task_model import Task
-from tasks_lib.trial.container_health import container_running, verifier_breakage
+from tasks_lib.trial.container_health import (MissingInterpreter, container_running, write_broke_evidence,
+                                              writable_layer_bytes)
 from tasks_lib.trial.judge_report import JudgeReport, parse_report
 from tasks_lib.trial.rewards import RewardReading, read_reward_bytes
+from tasks_lib.trial.runner_use import RunnerEvidence, runner_evidence, watch_runner, write_runner_evidence
 from tasks_lib.trial.tampering import check_tampering
-from tasks_lib.trial.toolchain_diff import ContainerDiff, toolchain_flag
+from tasks_lib.trial.verdict_table import JudgeRun, Verdict, VerifierEvidence, decide, runner_flags
 
 STAGE = "run-verifier"
 LOG_DIRS = ("agent", "verifier")
@@ -54,10 +53,6 @@ class VerifierStageResult(BaseModel):
     logs: LogsOutcome | None = None
 
 
-def _broke(message: str, evidence: str | None = None) -> TrialFlag:
-    return TrialFlag(kind="broke-container", message=message, evidence=evidence)
-
-
 def _engine_answers() -> bool:
     try:
         return bool(get_client().ping())
@@ -72,95 +67,82 @@ def agents_doing(sandbox: Sandbox) -> bool:
     return _engine_answers() and container_running(sandbox.id)
 
 
-def inside_failure(sandbox: Sandbox, exc: ContainerError) -> TrialFlag:
-    """A tool of tbflow's that failed where only the agent can explain it is scored 0; else the error stands."""
-    if not agents_doing(sandbox):
-        raise exc
-    return _broke(f"tbflow's judge could not run in the container ({exc.message}); only the agent's processes "
-                  "(e.g. the container's pids limit reached) can cause that")
-
-
 def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float, image_env: dict[str, str], workdir: str) -> ToolRun:
     env = {**task.config.verifier.env, "HOME": image_env.get("HOME", "/root")}
     return sandbox.judge(["verify", workdir, str(int(timeout_sec * 1000)), test_bash()], STAGE,
                          timeout_sec + JUDGE_GRACE_SEC, env=env)
 
 
+def _inspect(sandbox: Sandbox) -> dict:
+    """One inspect: the image's environment and working dir, and the container's layer directories."""
+    try:
+        return get_client().api.inspect_container(sandbox.id)
+    except DOCKER_ERRORS as exc:
+        raise ContainerError(STAGE, f"could not inspect the container: {exc}") from exc
+
+
 def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float,
                  max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> VerifierStageResult:
+    """Collect (every engine call here, each failure kept as evidence), then ``decide``."""
     sandbox.fill_tests(task.tests_dir, STAGE)  # through the filler: outside the agent's reach
-    diff = ContainerDiff.take(sandbox.id)
-    config = sandbox.config(STAGE)  # one inspect: the image's environment and working dir
+    inspect = _inspect(sandbox)
+    config = inspect.get("Config") or {}
+    watch = watch_runner(sandbox.id, inspect)
     image_env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
-    changed = toolchain_flag(diff, image_env.get("PATH", ""), trial_dir)
-    flags = [changed] if changed else []
+    ev = VerifierEvidence(timeout_sec=timeout_sec, grace_sec=JUDGE_GRACE_SEC)
+    flags: list[TrialFlag] = []
+    logs = None
     try:
-        run = run_judge(sandbox, task, timeout_sec, image_env,
-                        task.config.environment.workdir or config.get("WorkingDir") or "")
+        workdir = task.config.environment.workdir or config.get("WorkingDir") or ""
+        run = run_judge(sandbox, task, timeout_sec, image_env, workdir)
     except ContainerError as exc:
-        failed = inside_failure(sandbox, exc)
-        return VerifierStageResult(outcome=VerifierOutcome(timeout_sec=timeout_sec, duration_sec=0.0,
-                                                           problem=failed.message), flags=flags, broke=failed)
-    report = parse_report(run.channel)
-    logs, downloaded = _download(sandbox, trial_dir, max_log_bytes, flags)
-    flags += check_tampering(report, trial_dir, verifier_downloaded=downloaded, complete=run.complete)
+        ev.start_error, ev.engine_answers = exc.message, _engine_answers()
+        ev.container_running = ev.engine_answers and container_running(sandbox.id)
+        run = None
+    if run is not None:
+        ev.run = JudgeRun(complete=run.complete, exit_code=run.exit_code, timed_out=run.timed_out,
+                          overflow=run.overflow, duration_sec=round(run.duration_sec, 3), problem=run.channel.problem)
+        ev.report = parse_report(run.channel)
+        ev.reading = _reading(ev.report)
+        if not run.complete:
+            ev.container_running = container_running(sandbox.id)
+        logs, downloaded = _download(sandbox, trial_dir, max_log_bytes, flags)
+        flags += check_tampering(ev.report, trial_dir, verifier_downloaded=downloaded, complete=run.complete)
+    ev.runner = runner_evidence(watch, ev.report.agent_write_bytes, ev.report.marked_ns)
+    if any(d.full for d in ev.report.disks) and ev.runner.written_bytes is None:
+        ev.runner.written_bytes = writable_layer_bytes(sandbox.id)
     (trial_dir / "verifier").mkdir(exist_ok=True)
-    if report.ran_next_to:
-        shown = "; ".join(p.command[:120] for p in report.ran_next_to[:5])
-        flags.append(TrialFlag(kind="agent-processes", message=f"{len(report.ran_next_to)} process(es) the agent left "
+    return _result(decide(ev), ev, trial_dir, flags, logs)
+
+
+def _result(v: Verdict, ev: VerifierEvidence, trial_dir: Path, flags: list[TrialFlag],
+            logs: LogsOutcome | None) -> VerifierStageResult:
+    """The verdict as the trial's outcome and flags (or the environment's error, raised)."""
+    if v.environment is not None:
+        raise (MissingInterpreter if v.missing_interpreter else ContainerError)(STAGE, v.environment)
+    flags += _runner_flags(ev.runner, trial_dir)
+    r = ev.report
+    if r.ran_next_to:
+        shown = "; ".join(p.command[:120] for p in r.ran_next_to[:5])
+        flags.append(TrialFlag(kind="agent-processes", message=f"{len(r.ran_next_to)} process(es) the agent left "
                                f"ran next to test.sh: {shown}"))
-    base: dict[str, Any] = dict(exit_code=report.exit_code, timeout_sec=timeout_sec,
-                                duration_sec=round(run.duration_sec, 3), stdout_log="verifier/test-stdout.txt",
-                                tampered=any(f.kind == "tampering" for f in flags))
-    outcome, broke = _verdict(sandbox, run, report, diff, trial_dir, base)
-    return VerifierStageResult(outcome=outcome, ran_next_to=report.ran_next_to if report.started else None,
+    broke = None
+    if v.broke is not None:
+        broke = TrialFlag(kind="broke-container", message=v.broke, evidence=write_broke_evidence(v.row, ev, trial_dir))
+    outcome = VerifierOutcome(
+        exit_code=r.exit_code, timeout_sec=ev.timeout_sec, duration_sec=ev.run.duration_sec if ev.run else 0.0,
+        stdout_log="verifier/test-stdout.txt" if ev.run else None, tampered=any(f.kind == "tampering" for f in flags),
+        timed_out=v.timed_out, problem=v.problem,
+        reward=ev.reading.reward if v.row == "scored" else None,
+        rewards=ev.reading.rewards if v.row == "scored" else {})
+    return VerifierStageResult(outcome=outcome, ran_next_to=r.ran_next_to if r.started else None,
                                flags=flags, broke=broke, logs=logs)
 
 
-def _verdict(sandbox: Sandbox, run: ToolRun, report: JudgeReport, diff: ContainerDiff, trial_dir: Path,
-             base: dict[str, Any]) -> tuple[VerifierOutcome, TrialFlag | None]:
-    """The outcome and, when the agent broke its verification, the flag that scores it 0."""
-    timeout = base["timeout_sec"]
-    if not run.complete:
-        if not container_running(sandbox.id):  # trial_flow asks Docker whose doing that was
-            raise ContainerError(STAGE, f"the container stopped while the verifier ran (exit {run.exit_code})")
-        if run.exit_code == 0 and not run.timed_out and not run.overflow:
-            # it ended by itself (a killed judge exits 128+n; Docker reports that, not the agent), so
-            # the report was lost between the exec and us (judge/judge.h): the environment's failure
-            raise ContainerError(STAGE, "tbflow's judge ended normally but its report did not arrive whole "
-                                        f"({run.channel.problem or 'no end record'})")
-        how = (f"did not finish within {timeout + JUDGE_GRACE_SEC:g} s (stopped from inside)" if run.timed_out
-               else f"was killed (exit {run.exit_code})")
-        return (VerifierOutcome(problem=f"tbflow's judge {how} before it reported test.sh's result", **base),
-                _broke(f"tbflow's judge {how} before it reported test.sh's result; only a process in the "
-                       "container can do that"))
-    agent_ran = bool(report.ran_next_to)
-    if report.timed_out:
-        outcome = VerifierOutcome(timed_out=True, problem=f"test.sh ran past the verifier timeout of {timeout:g}s", **base)
-        if agent_ran:
-            return outcome, _broke(f"test.sh ran past the verifier timeout of {timeout:g}s while "
-                                   f"{len(report.ran_next_to)} process(es) the agent left ran next to it")
-        return outcome, None
-    odd = {n: t for n, t in report.file_types.items() if n in ("reward.txt", "reward.json")}
-    if odd:
-        name, kind = next(iter(odd.items()))
-        return (VerifierOutcome(problem=f"{name} was a {kind} when test.sh exited", **base),
-                _broke(f"{name} was a {kind}, not a file, when test.sh exited"))
-    if agent_ran and report.reward_rewrites:
-        return (VerifierOutcome(problem=f"the reward files changed while test.sh ran: {report.reward_rewrites}", **base),
-                _broke(f"while test.sh ran next to processes the agent left, {report.reward_rewrites}; the reward "
-                       "test.sh wrote cannot be told apart"))
-    reading = _reading(report)
-    outcome = VerifierOutcome(reward=reading.reward, rewards=reading.rewards,
-                              problem=report.failure or reading.problem, **base)
-    if outcome.reward is not None:
-        return outcome, None
-    broke = verifier_breakage(sandbox.id, report, diff, trial_dir)
-    if broke is None and (agent_ran or report.failure):
-        why = report.failure or outcome.problem or "no reward"
-        broke = _broke(f"test.sh gave no reward ({why}) while {len(report.ran_next_to)} process(es) the agent left "
-                       "ran next to it" if agent_ran else f"tbflow's judge could not prepare test.sh: {why}")
-    return outcome, broke
+def _runner_flags(runner: RunnerEvidence, trial_dir: Path) -> list[TrialFlag]:
+    evidence = write_runner_evidence(runner, trial_dir)
+    return [TrialFlag(kind=kind, message=message, evidence=evidence)  # type: ignore[arg-type]
+            for kind, message in runner_flags(runner)]
 
 
 def _download(sandbox: Sandbox, trial_dir: Path, max_log_bytes: int,

@@ -85,6 +85,8 @@ void close_from(int lowfd);
 ssize_t read_small(const char *path, char *buf, size_t cap);
 void agent_cpu_mark(pid_t skip_sid);
 long long agent_cpu_ticks(void);
+void writes_mark(pid_t self_sid);
+long long writes_since_mark(pid_t self_sid);
 void report_stuck(pid_t sid, pid_t self_sid);
 
 /* tidy.c */

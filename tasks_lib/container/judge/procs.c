@@ -41,12 +41,19 @@ ssize_t read_small(const char *path, char *buf, size_t cap) {
     return (ssize_t)got;
 }
 
-int read_proc(pid_t pid, struct proc_info *out) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    ssize_t n = read_small(path, buf, sizeof buf - 1);
+/* /proc/PID/NAME into BUF as a string (bounded); -1 when it cannot be read. */
+static int read_proc_file(pid_t pid, const char *name, char *buf, size_t cap) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    ssize_t n = read_small(path, buf, cap - 1);
     if (n <= 0) return -1;
     buf[n] = 0;
+    return 0;
+}
+
+int read_proc(pid_t pid, struct proc_info *out) {
+    char buf[1024];
+    if (read_proc_file(pid, "stat", buf, sizeof buf) != 0) return -1;
     char *close_paren = strrchr(buf, ')');
     if (!close_paren) return -1;
     char state;
@@ -177,6 +184,16 @@ void close_from(int lowfd) {
 static struct { pid_t pid; unsigned long long start, ticks; } agent[SNAP_CAP];
 static int nagent;
 
+/* write_bytes of /proc/PID/io: what the process caused to be written to storage (counted when it
+ * dirties a page, in its own context, so through the overlay too). Lets the host tell a runner
+ * file the agent's daemon planted while test.sh ran from one test.sh installed itself. */
+static int read_wbytes(pid_t pid, unsigned long long *out) {
+    char buf[512];
+    if (read_proc_file(pid, "io", buf, sizeof buf) != 0) return -1;
+    char *w = strstr(buf, "\nwrite_bytes: ");
+    return w && sscanf(w, "\nwrite_bytes: %llu", out) == 1 ? 0 : -1;
+}
+
 void agent_cpu_mark(pid_t skip_sid) {
     nagent = 0;
     for (int i = 0; i < nsnap; i++) {
@@ -194,6 +211,54 @@ long long agent_cpu_ticks(void) {
         struct proc_info p;
         if (read_proc(agent[i].pid, &p) == 0 && p.start == agent[i].start) agent[i].ticks = p.ticks;
         sum += (long long)agent[i].ticks;
+    }
+    return sum;
+}
+
+/*
+ * What every process that is not the judge's or test.sh's wrote to storage since writes_mark: the
+ * judge is test.sh's child subreaper, so whatever test.sh starts, orphans included, has the judge
+ * as an ancestor and is left out. A process marked before counts its growth; one started since
+ * counts all it wrote; one that ended counts in its reaper's (the kernel adds a reaped child's
+ * counts to its parent's), so a daemon that planted a file and exited is still seen.
+ */
+static struct { pid_t pid; unsigned long long start, wbytes; } marked[SNAP_CAP];
+static int nmarked;
+
+static int judges(const struct proc_info *p, pid_t self, pid_t self_sid) {
+    if (p->sid == self_sid || p->pid == self) return 1;
+    pid_t up = p->ppid;
+    for (int depth = 0; depth < 256 && up > 1; depth++) {
+        if (up == self) return 1;
+        int j = 0;
+        while (j < nsnap && snap[j].pid != up) j++;
+        if (j == nsnap) return 0;
+        up = snap[j].ppid;
+    }
+    return 0;
+}
+
+void writes_mark(pid_t self_sid) {
+    snapshot();
+    nmarked = 0;
+    for (int i = 0; i < nsnap; i++) {
+        if (judges(&snap[i], getpid(), self_sid)) continue;
+        marked[nmarked].pid = snap[i].pid;
+        marked[nmarked].start = snap[i].start;
+        marked[nmarked].wbytes = 0;
+        read_wbytes(snap[i].pid, &marked[nmarked++].wbytes);
+    }
+}
+
+long long writes_since_mark(pid_t self_sid) {
+    snapshot();
+    long long sum = 0;
+    for (int i = 0; i < nsnap; i++) {
+        unsigned long long now = 0, was = 0;
+        if (judges(&snap[i], getpid(), self_sid) || read_wbytes(snap[i].pid, &now) != 0) continue;
+        for (int j = 0; j < nmarked; j++)
+            if (marked[j].pid == snap[i].pid && marked[j].start == snap[i].start) { was = marked[j].wbytes; break; }
+        if (now > was) sum += (long long)(now - was);
     }
     return sum;
 }
