@@ -82,3 +82,11 @@ def test_editable_install_and_console_script_are_shown_not_held_against_the_agen
     assert "system-changed" in kinds and "added /usr/local/bin/cowsay" in (trial / "runner-files.txt").read_text()
     rec, kinds, _ = _case(judged, "editable-install")
     assert "toolchain-changed" not in kinds, rec.flags
+
+
+def test_verifier_package_caches_start_empty_not_the_agents(judged):
+    rec, _, trial = _case(judged, "agent-filled-the-uv-cache")
+    env = dict(line.partition("=")[::2] for line in (trial / "verifier" / "env.txt").read_text().splitlines())
+    cache = env["XDG_CACHE_HOME"]
+    assert cache.startswith("/tmp/tbflow-verifier-cache-"), env
+    assert (env["UV_CACHE_DIR"], env["PIP_CACHE_DIR"]) == (f"{cache}/uv", f"{cache}/pip"), env

@@ -213,6 +213,24 @@ static void enter_workdir(const char *workdir) {
     if (chdir(workdir) != 0) emitf("fail", "cd %s: %s", workdir, strerror(errno));
 }
 
+/*
+ * test.sh's package caches start empty, in a directory only the judge made: a uv, pip or XDG cache
+ * the agent filled (honestly, by testing its work with uvx, or with a forged pytest) would
+ * otherwise be what the verifier's runner is installed from. What the tests observe is unchanged;
+ * variables the image or the task set are left alone.
+ */
+static void fresh_caches(void) {
+    static char dir[] = "/tmp/tbflow-verifier-cache-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    static const char *const vars[][2] = {{"XDG_CACHE_HOME", ""}, {"UV_CACHE_DIR", "/uv"}, {"PIP_CACHE_DIR", "/pip"}};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        if (getenv(vars[i][0])) continue;
+        char value[128];
+        snprintf(value, sizeof value, "%s%s", dir, vars[i][1]);
+        setenv(vars[i][0], value, 1);
+    }
+}
+
 int verify_main(int argc, char **argv) {
     if (argc != 5) { emitf("fail", "usage: verify WORKDIR TIMEOUT_MS BASH"); return 2; }
     const char *workdir = argv[2], *bash = argv[4];
@@ -231,6 +249,7 @@ int verify_main(int argc, char **argv) {
     int vdirfd = -1;
     if (prepare_logs(&vdirfd) != 0) return 0;
     enter_workdir(workdir);
+    fresh_caches();
     if (access(bash, X_OK) != 0) { emitf("nobash", "%s", bash); return 0; }
     int outfd = openat(vdirfd, "test-stdout.txt", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (outfd < 0) { emitf("fail", "test-stdout.txt could not be created: %s", strerror(errno)); return 0; }
