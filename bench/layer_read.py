@@ -77,7 +77,8 @@ def measure(image: str, repeat: int) -> dict:
     med = statistics.median
     return {"image": image, "docker_diff_ms": round(med(diff_s) * 1000, 1),
             "layer_read_ms": round(med(layer_s) * 1000, 1), "floor_cli_ms": round(med(floor_s) * 1000, 1),
-            "diff_over_floor": round(med(diff_s) / med(floor_s), 3), "layer_over_floor": round(med(layer_s) / med(floor_s), 3)}
+            "diff_over_floor": round(med(diff_s) / med(floor_s), 3),
+            "layer_over_floor": round(med(layer_s) / med(floor_s), 3)}
 
 
 def main() -> None:
