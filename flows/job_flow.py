@@ -49,7 +49,7 @@ from tasks_lib.job.job_orphans import remove_orphans
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.store.remote_store import is_url, mirror_for, working_root
 from tasks_lib.trial.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.container.sandbox import remove_job_containers
+from tasks_lib.container.container_removal import remove_job_containers
 
 
 def _cleanup_hook(flow, flow_run, state) -> None:

@@ -35,7 +35,7 @@ from tasks_lib.errors import DockerUnavailableError, InputError
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.store.remote_store import attach, check_store, is_url, mirror_for, split_job_url
 from tasks_lib.trial.model_link import start_job_gateway, stop_job_gateway
-from tasks_lib.container.sandbox import remove_job_containers
+from tasks_lib.container.container_removal import remove_job_containers
 
 #: the deployment a coordinator submits shards to (deployments/prefect.yaml)
 TRIALS_DEPLOYMENT = "tbflow-trials/trials"

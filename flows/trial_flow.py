@@ -62,7 +62,8 @@ from tasks_lib.trial.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
 from tasks_lib.records.record_models import (AgentOutcome, ImageOutcome, KillOutcome, RanOn, StageError, TrialFlag,
                                              TrialRecord, TrialSpec, Validity, VerifierOutcome)
-from tasks_lib.container.sandbox import Sandbox, container_name, remove_trial_container
+from tasks_lib.container.container_removal import container_name, remove_trial_container
+from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.task.task_loader import load_task
 from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line

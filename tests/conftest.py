@@ -113,7 +113,7 @@ def _no_leftover_containers(request, tmp_path_factory):
     if "docker_ready" not in request.fixturenames and "run_job" not in request.fixturenames:
         return
     from session_cleanup import own_containers
-    from tasks_lib.container.sandbox import remove_container
+    from tasks_lib.container.container_removal import remove_container
 
     left = own_containers(str(tmp_path_factory.getbasetemp()))
     names = [c["Names"][0].lstrip("/") for c in left]

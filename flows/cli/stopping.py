@@ -88,7 +88,7 @@ class StopHandlers:
         if self.job_dir is not None:
             try:
                 from tasks_lib.container.docker_client import LABEL_JOB_DIR
-                from tasks_lib.container.sandbox import remove_job_containers
+                from tasks_lib.container.container_removal import remove_job_containers
 
                 remove_job_containers(str(self.job_dir.resolve()), label=LABEL_JOB_DIR)
             except Exception:  # noqa: BLE001 - the guard and the next run remove them by label

@@ -32,7 +32,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.job.job_plan import JobPlan
 from flows.trial_flow import trial_task_for
-from tasks_lib.container.sandbox import remove_job_containers
+from tasks_lib.container.container_removal import remove_job_containers
 from tasks_lib.errors import disk_full
 from tasks_lib.job import trial_history
 from tasks_lib.records.record_models import TrialRecord, TrialSpec

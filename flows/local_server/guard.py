@@ -58,7 +58,7 @@ class Guard:
     @staticmethod
     def _reap_job(job_dir: str) -> None:
         from tasks_lib.container.docker_client import LABEL_JOB_DIR
-        from tasks_lib.container.sandbox import remove_job_containers
+        from tasks_lib.container.container_removal import remove_job_containers
         from tasks_lib.store.job_lock import JobLock, JobLockedError
 
         try:

@@ -9,19 +9,20 @@ Long commands (agent, verifier) run as execs that tbflow polls: the stage ends w
 command's main process exits, even if a background job it started still holds an output pipe,
 and the deadline is enforced by tbflow, not by the exec client.
 
-The judge's ground: each trial container comes with a *filler* container (never started) that
-owns two volumes, mounted read-only in the trial container through ``volumes_from``: the tools
-volume (``judge_tools``: the static judge, launcher and bash) and ``/tests``, which stays empty
-while the agent runs and is filled by tbflow from outside (through the filler) right before the
-verifier. No process in the trial container can write either, so nothing tbflow runs or the
-tests it runs can have been planted or changed by the agent.
+The judge's ground: the tools (``judge_tools``: the static judge, launcher and bash) and ``/tests``,
+which stays empty while the agent runs and is filled by tbflow from outside right before the
+verifier, are mounted read-only. With the engine on this host they are bind mounts of host
+directories (``judge_mounts``: one tools dir for every trial, one tests dir per trial); with a
+remote engine each trial container comes with a *filler* container (never started) that owns
+two volumes, mounted through ``volumes_from`` and filled through the engine. No process in the
+trial container can write either, so nothing tbflow runs or the tests it runs can have been
+planted or changed by the agent.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import tarfile
 import time
 from collections.abc import Iterator
@@ -40,6 +41,8 @@ from tasks_lib.container import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
 from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.engine_events import ENGINE_EVENTS
+from tasks_lib.container.container_removal import FILLER_SUFFIX, LABEL_ROLE, container_name, remove_container
+from tasks_lib.container.judge_mounts import fill_host_tests, local_mounts, remove_host_tests
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
 from tasks_lib.container.log_download import extract_logs
@@ -50,10 +53,6 @@ _log = logging.getLogger(__name__)
 POLL_START_SEC = 0.02
 POLL_MAX_SEC = 0.25
 TESTS_DIR = "/tests"
-FILLER_SUFFIX = "-fill"
-#: marks the filler container, so removals take trial containers first (its volumes are in use
-#: until the trial container is gone)
-LABEL_ROLE = "tbflow.role"
 #: the longest a download of /logs may take (its size is the agent's doing)
 LOG_DOWNLOAD_SEC = 300.0
 #: what the agent's command needs to start: the launcher's report comes within this
@@ -95,10 +94,6 @@ def extra_host_config() -> dict:
     """Host-config additions for every trial container: none. A seam for tests that inject a
     fault, e.g. a small tmpfs for an agent to fill without touching the host's disk."""
     return {}
-
-
-def container_name(job_id: str, trial_id: str) -> str:
-    return "tbflow-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", f"{job_id[:12]}-{trial_id}")[:200]
 
 
 class ContainerEnvironment(Protocol):
@@ -154,12 +149,17 @@ class Sandbox:
 
         all_labels = {**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id}
 
+        local = local_mounts(name)  # tools and /tests as read-only binds where the engine runs here
+
         def create() -> str:
-            filler = api.create_container(
-                image, ["true"], name=name + FILLER_SUFFIX, labels={**all_labels, LABEL_ROLE: "filler"},
-                host_config=api.create_host_config(mounts=[Mount(TOOLS_DIR, None, type="volume", no_copy=True),
-                                                           Mount(TESTS_DIR, None, type="volume", no_copy=True)]))["Id"]
-            host["volumes_from"] = [f"{filler}:ro"]
+            if local is not None:
+                host["mounts"] = local
+            else:
+                filler = api.create_container(
+                    image, ["true"], name=name + FILLER_SUFFIX, labels={**all_labels, LABEL_ROLE: "filler"},
+                    host_config=api.create_host_config(mounts=[Mount(TOOLS_DIR, None, type="volume", no_copy=True),
+                                                               Mount(TESTS_DIR, None, type="volume", no_copy=True)]))["Id"]
+                host["volumes_from"] = [f"{filler}:ro"]
             return api.create_container(
                 image, ["sleep", "infinity"], name=name, working_dir=env.workdir or None, labels=all_labels,
                 environment=dict(env.env) or None, host_config=api.create_host_config(**host))["Id"]
@@ -173,9 +173,10 @@ class Sandbox:
                 remove_container(name)
                 remove_container(name + FILLER_SUFFIX)
                 container_id = create()
-            with open(tools_tar(), "rb") as fh:
-                if not api.put_archive(name + FILLER_SUFFIX, "/", fh):
-                    raise ContainerError("run-agent", "the engine refused tbflow's tools volume")
+            if local is None:
+                with open(tools_tar(), "rb") as fh:
+                    if not api.put_archive(name + FILLER_SUFFIX, "/", fh):
+                        raise ContainerError("run-agent", "the engine refused tbflow's tools volume")
             api.start(container_id)
         except DOCKER_ERRORS as exc:
             raise ContainerError("run-agent", f"container failed to start from {image}: {exc}") from exc
@@ -340,13 +341,19 @@ class Sandbox:
         return parse_processes(run.channel.all("killed")), parse_processes(run.channel.all("left"))
 
     def fill_tests(self, tests_dir: Path, stage: str) -> None:
-        """Put the task's tests into the read-only ``/tests`` (through the filler: the trial
-        container itself cannot write there, which is the point)."""
+        """Put the task's tests into the read-only ``/tests`` (a host dir bind-mounted read-only,
+        or through the filler: the trial container itself cannot write there, which is the point)."""
+        try:
+            if fill_host_tests(self.name, tests_dir):
+                return
+        except (OSError, tarfile.TarError) as exc:
+            raise TransferError(stage, f"the tests could not be put into /tests: {exc}") from exc
         self.put_into(self.name + FILLER_SUFFIX, pack([(tests_dir, TESTS_DIR)], normalise_crlf=True), "the tests", stage)
 
     def remove(self) -> None:
         remove_container(self.id)
         remove_container(self.name + FILLER_SUFFIX)
+        remove_host_tests(self.name)
 
 
 def parse_processes(records: list[bytes]) -> list[ProcessInfo]:
@@ -360,52 +367,6 @@ def parse_processes(records: list[bytes]) -> list[ProcessInfo]:
         command = parts[4].decode("utf-8", errors="backslashreplace") if len(parts) > 4 else ""
         out.append(ProcessInfo(pid=int(parts[0]), sid=int(parts[1]), command=command.strip()))
     return out
-
-
-def remove_container(name_or_id: str) -> None:
-    """Remove a container (gone already is fine); raise ``ContainerError`` when the engine fails,
-    also when it does not answer at all (a requests error, not a ``DockerException``)."""
-    try:
-        get_client().api.remove_container(name_or_id, force=True, v=True)
-    except NotFound:
-        pass
-    except DOCKER_ERRORS as exc:
-        if "is already in progress" not in str(exc) and "No such container" not in str(exc):
-            raise ContainerError("cleanup", f"could not remove container {name_or_id}: {exc}") from exc
-
-
-def remove_trial_container(job_id: str, trial_id: str) -> None:
-    """Remove a trial's container if it exists; a failure is left to the job-level cleanup."""
-    try:
-        remove_container(container_name(job_id, trial_id))
-        remove_container(container_name(job_id, trial_id) + FILLER_SUFFIX)
-    except ContainerError:
-        pass
-
-
-def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:
-    """Remove every container whose ``label`` is ``job_id`` (leftovers of a crash, or on Ctrl-C).
-
-    ``label`` may be ``LABEL_FLOW_RUN`` to remove what one Prefect flow run started.
-    """
-    return remove_listed(get_client().api.containers(all=True, filters={"label": f"{label}={job_id}"}))
-
-
-def remove_listed(containers: list[dict]) -> int:
-    """Remove the containers of an engine listing (``{"Id": ...}`` dicts); return how many went.
-
-    A removal that fails is logged, never raised: it must not mask why a job is stopping, and the
-    leftover keeps its labels, so the next command that touches the job removes it.
-    """
-    n = 0
-    # trial containers first: a filler's volumes are in use until its trial container is gone
-    for c in sorted(containers, key=lambda c: (c.get("Labels") or {}).get(LABEL_ROLE) == "filler"):
-        try:
-            remove_container(c["Id"])
-            n += 1
-        except ContainerError as exc:
-            _log.warning("%s", exc)
-    return n
 
 
 def run_dir_layout() -> list[tuple[str, int]]:

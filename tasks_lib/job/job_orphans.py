@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL, get_client
 from tasks_lib.store.job_lock import JobLock, JobLockedError, describe_holder, lock_state
-from tasks_lib.container.sandbox import remove_container, remove_listed
+from tasks_lib.container.container_removal import remove_container, remove_listed
 
 _log = logging.getLogger(__name__)
 
