@@ -43,11 +43,17 @@ def remove_container(name_or_id: str) -> None:
 def remove_trial_container(job_id: str, trial_id: str) -> None:
     """Remove a trial's container if it exists; a failure is left to the job-level cleanup."""
     try:
-        remove_container(container_name(job_id, trial_id))
-        remove_container(container_name(job_id, trial_id) + FILLER_SUFFIX)
-        remove_host_tests(container_name(job_id, trial_id))
+        remove_trial(container_name(job_id, trial_id))
     except ContainerError:
         pass
+
+
+def remove_trial(name: str) -> None:
+    """The trial container, then its filler, or its bind-mounted tests dir where the engine runs
+    here (no filler was made then: one engine call fewer per trial)."""
+    remove_container(name)
+    if not remove_host_tests(name):
+        remove_container(name + FILLER_SUFFIX)
 
 
 def remove_job_containers(job_id: str, label: str = LABEL_JOB) -> int:

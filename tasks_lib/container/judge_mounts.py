@@ -86,5 +86,10 @@ def fill_host_tests(container: str, tests_dir: Path) -> bool:
     return True
 
 
-def remove_host_tests(container: str) -> None:
-    shutil.rmtree(tests_host_dir(container).parent, ignore_errors=True)
+def remove_host_tests(container: str) -> bool:
+    """Remove the trial's tests dir; False when it had none (its /tests is a filler's volume)."""
+    run_dir = tests_host_dir(container).parent
+    if not run_dir.is_dir():
+        return False
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return True

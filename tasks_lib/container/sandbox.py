@@ -41,8 +41,9 @@ from tasks_lib.container import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
 from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.engine_events import ENGINE_EVENTS
-from tasks_lib.container.container_removal import FILLER_SUFFIX, LABEL_ROLE, container_name, remove_container
-from tasks_lib.container.judge_mounts import fill_host_tests, local_mounts, remove_host_tests
+from tasks_lib.container.container_removal import (FILLER_SUFFIX, LABEL_ROLE, container_name, remove_container,
+                                                   remove_trial)
+from tasks_lib.container.judge_mounts import fill_host_tests, local_mounts
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
 from tasks_lib.container.log_download import extract_logs
@@ -351,9 +352,7 @@ class Sandbox:
         self.put_into(self.name + FILLER_SUFFIX, pack([(tests_dir, TESTS_DIR)], normalise_crlf=True), "the tests", stage)
 
     def remove(self) -> None:
-        remove_container(self.id)
-        remove_container(self.name + FILLER_SUFFIX)
-        remove_host_tests(self.name)
+        remove_trial(self.name)
 
 
 def parse_processes(records: list[bytes]) -> list[ProcessInfo]:
