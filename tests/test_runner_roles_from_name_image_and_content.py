@@ -30,6 +30,7 @@ def role(path, change="added", content=None, image=None, **kw):
     ("/usr/local/bin", {"type": "symlink", "target": "/evil", "change": "changed"}, "path-dir"),
     ("/opt/lib/libexpat.so.1", {}, "shadow-library"),
     ("/opt/lib/libc.so.6", {}, "shadow-library"),
+    ("/lib/x86_64-linux-gnu/libc.so.6", {"change": "changed"}, None),  # an apt upgrade of libc6
     ("/etc/ld.so.preload", {}, "loader-preload"),
     ("/etc/ld.so.conf.d/evil.conf", {}, "loader-config"),
     ("/tmp/in", {"type": "fifo"}, "fifo"),

@@ -34,7 +34,7 @@ ROLES: dict[Role, tuple[Weight, str]] = {
     "runner-command": ("gate", "a command the runner is made of (a shell, python, pytest, pip, uv, env)"),
     "shadow-command": ("gate", "it takes the place of a command the image has"),
     "path-dir": ("gate", "a PATH directory replaced by something else"),
-    "runner-library": ("gate", "the interpreter's standard library, pytest's own packages, or the C library"),
+    "runner-library": ("gate", "the interpreter's standard library or pytest's own packages"),
     "shadow-module": ("gate", "a Python module named like one of the standard library, found before it"),
     "shadow-library": ("gate", "a shared library named like one of the image's, in another place"),
     "loader-config": ("info", "where the dynamic loader looks for libraries (the libraries found are judged)"),
@@ -158,7 +158,9 @@ def _same_family(name: str, target: str) -> bool:
 
 def _library_role(c: Change, name: str, ctx: ImageContext, head: Callable[[], bytes | None]) -> Role | None:
     if CORE_LIBS.fullmatch(name):
-        return "runner-library" if c.change == "changed" else "shadow-library"
+        # replaced in place: what an apt upgrade of libc6 does (a forged libc is not a practical
+        # attack); a copy elsewhere that the loader picks up first is
+        return "shadow-library" if c.change == "added" else None
     if c.change == "added" and name in ctx.libs and ".so" in name:
         return "shadow-library"
     if re.fullmatch(r"python3\d+\.zip", name):
