@@ -70,6 +70,14 @@ def _type_of(mode: int) -> str:
     return next((name for test, name in _TYPES if test(mode)), "unknown")
 
 
+def _whiteout(host_path: str) -> bool:
+    try:
+        st = os.lstat(host_path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
 def _opaque(host_path: str) -> bool:
     for attr in ("trusted.overlay.opaque", "user.overlay.opaque"):
         try:
@@ -85,6 +93,7 @@ class WritableLayer:
 
     def __init__(self, container: str, upper: str | None, lowers: list[str], problem: str | None) -> None:
         self.container, self.upper, self.lowers, self.problem = container, upper, lowers, problem
+        self._hidden: dict[tuple[str, str], bool] = {}
 
     @classmethod
     def of(cls, container: str, inspect: dict) -> "WritableLayer":
@@ -110,8 +119,27 @@ class WritableLayer:
         return self.upper is not None and self.problem is None
 
     def in_image(self, path: str) -> bool:
-        """Whether the image has ``path`` (in any of its layers, without following a last link)."""
-        return any(os.path.lexists(low + path) for low in self.lowers)
+        """Whether the image has ``path``: in its topmost layer that says anything about it (a
+        whiteout there, or a parent that one of its layers deleted or made opaque, hides what the
+        layers below hold)."""
+        parent = path.rsplit("/", 1)[0]
+        for low in self.lowers:
+            if os.path.lexists(low + path):
+                return not _whiteout(low + path)
+            if self._hides(low, parent):
+                return False
+        return False
+
+    def _hides(self, layer: str, directory: str) -> bool:
+        """Whether ``layer`` hides ``directory`` of the layers below (a whiteout of it or of a
+        parent, or an opaque one). Memoised: an agent's files share few directories."""
+        key = (layer, directory)
+        if key not in self._hidden:
+            up = directory.rsplit("/", 1)[0]
+            here = layer + directory
+            self._hidden[key] = bool(directory) and (
+                _whiteout(here) or (os.path.isdir(here) and _opaque(here)) or self._hides(layer, up))
+        return self._hidden[key]
 
     def image_names(self, directory: str) -> set[str]:
         """The names the image holds in ``directory`` (whiteouts of lower layers ignored: rare)."""

@@ -244,7 +244,7 @@ def image_context(layer: WritableLayer, path_env: str, home: str, workdir: str, 
     links = {e.path: link_target(e) for e in scan.entries if e.type == "symlink" and e.path in dirs}
     resolved = tuple(os.path.normpath(os.path.join(os.path.dirname(p), t)) for p, t in links.items() if t)
     return ImageContext(path_dirs=dirs + resolved, home=home, workdir=workdir, commands=commands, stdlib=stdlib,
-                        libs=libs)
+                        libs=libs, changes={e.path: e.change for e in scan.entries})
 
 
 Names = tuple[frozenset[str], frozenset[str], frozenset[str]]
