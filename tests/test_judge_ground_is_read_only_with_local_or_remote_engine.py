@@ -34,3 +34,28 @@ def test_judge_tools_and_tests_are_read_only_to_the_agent_with_either_engine(run
     trial = tmp_path / "jobs" / "job" / "trials" / rec.trial_id
     assert (trial / "agent" / "attempt.log").read_text().count("Read-only file system") == 2
     assert (trial / "verifier" / "listing.txt").read_text().split() == ["test.sh"]
+
+
+@pytest.mark.parametrize("flag", ["ST_NOSUID", "ST_NOEXEC"])
+def test_tools_on_a_nosuid_or_noexec_file_system_are_not_bind_mounted(tmp_path, monkeypatch, flag):
+    """A bind keeps its source's mount flags: a setuid judge there would not be root, or would not
+    run at all, so the trial takes the filler's volumes instead."""
+    import io
+    import os
+    import tarfile
+    from types import SimpleNamespace
+
+    import tasks_lib.container.judge_mounts as judge_mounts
+
+    tar = tmp_path / "tools-x.tar"
+    with tarfile.open(tar, "w") as tf:
+        info = tarfile.TarInfo("opt/tbflow/judge/tbflow-judge")
+        info.size, info.mode = 4, 0o4111
+        tf.addfile(info, io.BytesIO(b"\x7fELF"))
+    real = os.statvfs
+    judge_mounts._tools_host_dir.cache_clear()
+    assert judge_mounts._tools_host_dir(str(tar)) == tmp_path / "tools-x" / "opt/tbflow/judge"
+    judge_mounts._tools_host_dir.cache_clear()
+    monkeypatch.setattr(judge_mounts.os, "statvfs", lambda p: SimpleNamespace(f_flag=real(p).f_flag | getattr(os, flag)))
+    assert judge_mounts._tools_host_dir(str(tar)) is None
+    judge_mounts._tools_host_dir.cache_clear()

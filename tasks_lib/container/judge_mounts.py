@@ -11,7 +11,8 @@ tools' upload (issue 28), and the guarantee is the same: no process in the conta
 a read-only mount or remount it (no ``CAP_SYS_ADMIN``).
 
 Root matters: the judge is setuid root, which a bind mount honours only when the host file is
-owned by root on a file system mounted without ``nosuid``.
+owned by root on a file system mounted without ``nosuid`` (and ``noexec``: a bind keeps the
+source's flags); otherwise the filler volumes are used.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _tools_host_dir(tar_path: str) -> Path | None:
             os.rename(tmp, target)
         except OSError:  # another process put it there first
             shutil.rmtree(tmp, ignore_errors=True)
-    if os.statvfs(judge_dir).f_flag & os.ST_NOSUID:
+    if os.statvfs(judge_dir).f_flag & (os.ST_NOSUID | os.ST_NOEXEC):  # a bind keeps the source's flags
         return None
     return judge_dir
 
