@@ -8,7 +8,7 @@ import pytest
 from tasks_lib.trial.runner_roles import Change, ImageContext, role_of, top_module
 
 CTX = ImageContext(path_dirs=("/usr/local/bin", "/usr/bin", "/bin", "/root/.local/bin"), home="/root",
-                   workdir="/app", commands=frozenset({"grep", "python3", "pytest"}),
+                   commands=frozenset({"grep", "python3", "pytest"}),
                    stdlib=frozenset({"json", "os", "code"}), libs=frozenset({"libexpat.so.1", "libz.so.1"}),
                    changes={"/app/json.py": "added", "/usr/lib/python3.11/os.py": "changed"})
 

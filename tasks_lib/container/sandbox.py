@@ -290,11 +290,12 @@ class Sandbox:
             raise ContainerError(stage, f"tbflow-launch did not start {argv[0]}: {why}")
         return exec_id, int(sid)
 
-    def config(self, stage: str) -> dict:
-        """The container's configuration as the engine holds it (``Env``: image ENV plus
-        ``[environment] env``; ``WorkingDir``: the task's ``workdir`` or the image's WORKDIR)."""
+    def inspect(self, stage: str) -> dict:
+        """The container as the engine holds it: ``Config`` (``Env``: image ENV plus ``[environment]
+        env``; ``WorkingDir``: the task's ``workdir`` or the image's WORKDIR), ``State``, and
+        ``GraphDriver`` (the writable layer's directories)."""
         try:
-            return get_client().api.inspect_container(self.id)["Config"]
+            return get_client().api.inspect_container(self.id)
         except DOCKER_ERRORS as exc:
             raise ContainerError(stage, f"could not inspect the container: {exc}") from exc
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable, Literal
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
@@ -157,9 +156,6 @@ class WritableLayer:
             if os.path.lexists(low + path):
                 return _read_bounded(low + path, limit)
         return None
-
-    def host_path(self, path: str) -> str | None:
-        return self.upper + path if self.upper is not None else None
 
     def scan(self) -> LayerScan:
         """Every change, from the upper directory (or ``docker diff`` where it cannot be read).
@@ -300,7 +296,3 @@ def link_target(entry: Entry) -> str | None:
         return os.readlink(entry.host)
     except OSError:
         return None
-
-
-def is_dir_in(host_root: str, path: str) -> bool:
-    return Path(host_root + path).is_dir()

@@ -78,7 +78,6 @@ class ImageContext:
 
     path_dirs: tuple[str, ...]
     home: str
-    workdir: str = ""
     commands: frozenset[str] = frozenset()
     stdlib: frozenset[str] = frozenset()
     #: shared-library file names in the image's library directories

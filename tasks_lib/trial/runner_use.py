@@ -111,7 +111,7 @@ def watch_runner(container: str, inspect: dict) -> RunnerWatch:
         scan.entries += _engine_mounts_changed(inspect)
     config = inspect.get("Config") or {}
     env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
-    ctx = image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), config.get("WorkingDir") or "", scan)
+    ctx = image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan)
     w = RunnerWatch(layer, ctx, scan, _roles(scan.entries, ctx, layer))
     if layer.atimes:
         w.stamped = layer.reset_atimes(e for e, _ in w.roles.values())
@@ -234,7 +234,7 @@ def _planted_during(w: RunnerWatch, agent_wrote: int | None) -> list[RunnerFile]
     return out
 
 
-def image_context(layer: WritableLayer, path_env: str, home: str, workdir: str, scan: LayerScan) -> ImageContext:
+def image_context(layer: WritableLayer, path_env: str, home: str, scan: LayerScan) -> ImageContext:
     """The image's PATH commands and standard-library modules (cached per image), and the PATH
     directories as the container now resolves them (a PATH dir the agent made a symlink counts
     with its target)."""
@@ -243,7 +243,7 @@ def image_context(layer: WritableLayer, path_env: str, home: str, workdir: str, 
     commands, stdlib, libs = _image_names(layer, dirs)
     links = {e.path: link_target(e) for e in scan.entries if e.type == "symlink" and e.path in dirs}
     resolved = tuple(os.path.normpath(os.path.join(os.path.dirname(p), t)) for p, t in links.items() if t)
-    return ImageContext(path_dirs=dirs + resolved, home=home, workdir=workdir, commands=commands, stdlib=stdlib,
+    return ImageContext(path_dirs=dirs + resolved, home=home, commands=commands, stdlib=stdlib,
                         libs=libs, changes={e.path: e.change for e in scan.entries})
 
 

@@ -72,8 +72,7 @@ class VerifierEvidence(BaseModel):
 
     @property
     def planted(self) -> list[RunnerFile]:
-        """Runner files the agent planted that the verifier used (or may have: use unknown)."""
-        return [f for f in self.runner.files if ROLES[f.role][0] == "gate" and f.used is not False]
+        return planted_and_used(self.runner.files)
 
     @property
     def blockers(self) -> list[str]:
@@ -113,8 +112,17 @@ class Verdict(BaseModel):
 Row = tuple[str, Callable[[VerifierEvidence], bool], Callable[[VerifierEvidence], Verdict]]
 
 
+def _listed(items: list[str], shown: int) -> str:
+    return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+
 def _files(files: list[RunnerFile]) -> str:
-    return ", ".join(f"{f.change} {f.path}" for f in files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    return _listed([f"{f.change} {f.path}" for f in files], 5)
+
+
+def planted_and_used(files: list[RunnerFile]) -> list[RunnerFile]:
+    """Runner files the agent planted that the verifier used (or may have: use unknown)."""
+    return [f for f in files if ROLES[f.role][0] == "gate" and f.used is not False]
 
 
 def _judge_how(e: VerifierEvidence) -> str:
@@ -180,7 +188,7 @@ ROWS: tuple[Row, ...] = (
      lambda e: Verdict(row="", missing_interpreter=True,
                        environment="the image has no bash, which is needed to run tests/test.sh")),
     ("system-files-deleted", lambda e: bool(e.runner.deleted_system),
-     lambda e: Verdict(row="", problem=_ended(e), broke=f"the agent deleted {_shown(e.runner.deleted_system)}; "
+     lambda e: Verdict(row="", problem=_ended(e), broke=f"the agent deleted {_listed(e.runner.deleted_system, 8)}; "
                        f"{'test.sh could not run' if e.report.no_bash else 'test.sh wrote no reward'}")),
     ("disk-full-private", lambda e: e.full_disk is not None and e.full_disk.fstype != "overlay",
      lambda e: Verdict(row="", problem=_ended(e), broke=f"the agent filled {_disk(e)} "
@@ -203,10 +211,6 @@ def _odd(e: VerifierEvidence) -> str | None:
     return next((f"{n} was a {t}" for n, t in e.report.file_types.items() if n in ("reward.txt", "reward.json")), None)
 
 
-def _shown(paths: list[str]) -> str:
-    return ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-
-
 def decide(e: VerifierEvidence) -> Verdict:
     """The first row of ``ROWS`` that holds for ``e``."""
     for name, when, then in ROWS:
@@ -219,7 +223,7 @@ def runner_flags(runner: RunnerEvidence) -> list[tuple[str, str]]:
     """(kind, message) of what the agent left for the runner: ``toolchain-changed`` (fails the
     default gate) when the verifier used a runner file the agent planted, or when what the agent
     changed could not be read; ``system-changed`` (informational) for the rest."""
-    gate = [f for f in runner.files if ROLES[f.role][0] == "gate" and f.used is not False]
+    gate = planted_and_used(runner.files)
     out = []
     if gate:
         out.append(("toolchain-changed", f"the verifier used runner files the agent planted: {_files(gate)}"
@@ -230,7 +234,6 @@ def runner_flags(runner: RunnerEvidence) -> list[tuple[str, str]]:
     rest = [f"{f.change} {f.path}" for f in runner.files if f not in gate]
     rest += [f"deleted {p}" for p in runner.deleted_system]
     if rest:
-        shown = ", ".join(rest[:5]) + (f" and {len(rest) - 5} more" if len(rest) > 5 else "")
         out.append(("system-changed", f"the agent changed files the runner could use; the verifier did not use "
-                                      f"them as such: {shown}"))
+                                      f"them as such: {_listed(rest, 5)}"))
     return out

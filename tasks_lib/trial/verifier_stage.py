@@ -73,19 +73,11 @@ def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float, image_env: dict[
                          timeout_sec + JUDGE_GRACE_SEC, env=env)
 
 
-def _inspect(sandbox: Sandbox) -> dict:
-    """One inspect: the image's environment and working dir, and the container's layer directories."""
-    try:
-        return get_client().api.inspect_container(sandbox.id)
-    except DOCKER_ERRORS as exc:
-        raise ContainerError(STAGE, f"could not inspect the container: {exc}") from exc
-
-
 def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float,
                  max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> VerifierStageResult:
     """Collect (every engine call here, each failure kept as evidence), then ``decide``."""
-    sandbox.fill_tests(task.tests_dir, STAGE)  # through the filler: outside the agent's reach
-    inspect = _inspect(sandbox)
+    sandbox.fill_tests(task.tests_dir, STAGE)  # a read-only mount: outside the agent's reach
+    inspect = sandbox.inspect(STAGE)  # one call: the image's environment and workdir, the layer's dirs
     config = inspect.get("Config") or {}
     watch = watch_runner(sandbox.id, inspect)
     image_env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
