@@ -238,8 +238,9 @@ static int judges(const struct proc_info *p, pid_t self, pid_t self_sid) {
     return 0;
 }
 
+/* Marks from the snapshot list_processes just took (one /proc walk, not two); a process started
+ * since counts as new, all its writes the agent's: the cautious side. */
 void writes_mark(pid_t self_sid) {
-    snapshot();
     nmarked = 0;
     for (int i = 0; i < nsnap; i++) {
         if (judges(&snap[i], getpid(), self_sid)) continue;
