@@ -29,10 +29,10 @@ def documented_commands() -> list[str]:
     return lines
 
 
-def test_readme_points_to_the_same_commands():
-    readme = (ROOT / "README.md").read_text()
+def test_deployments_doc_shows_the_same_commands():
+    page = (ROOT / "docs" / "deployments.md").read_text()
     for cmd in documented_commands():
-        assert cmd in readme, f"README.md does not show: {cmd}"
+        assert cmd in page, f"docs/deployments.md does not show: {cmd}"
 
 
 @pytest.mark.docker

@@ -1,5 +1,5 @@
 """Each row of the run-verifier verdict table (tasks_lib/trial/verdict_table.py), without Docker,
-and the README's case table checked against it."""
+and the case table of docs/judge.md checked against it."""
 
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ def test_unused_planted_file_is_informational_and_unreadable_layer_fails_the_gat
     assert [k for k, _ in runner_flags(unknown)] == ["toolchain-changed"]
 
 
-def test_readme_case_table_names_the_same_rows_in_the_same_order():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("<!-- verdict-table -->")[1]
+def test_judge_doc_case_table_names_the_same_rows_in_the_same_order():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "judge.md").read_text()
+    section = page.split("<!-- verdict-table -->")[1]
     names = re.findall(r"^\| `([a-z-]+)` \|", section, re.M)
     assert names == [name for name, _, _ in ROWS]
