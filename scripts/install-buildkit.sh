@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BuildKit for tbflow's image builds (README "build-image"): the docker-buildx CLI plugin, and
+# BuildKit for tbflow's image builds (docs/running-jobs.md, build-image): the docker-buildx CLI plugin, and
 # (with --engine) a Docker engine new enough for Dockerfile heredocs (23+). Debian bookworm has
 # neither (docker.io 20.10, no docker-buildx), so this installs trixie's packages, pinned by
 # version and sha256; their dependencies (libc6 >= 2.34, containerd >= 1.4, runc, tini, iptables)

@@ -46,7 +46,7 @@ else
 fi
 have debootstrap || pkgs+=(debootstrap)
 have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container judge and model relay
-[ -x /bin/bash-static ] || pkgs+=(bash-static)  # the bash tbflow runs tests/test.sh with (README "The judge")
+[ -x /bin/bash-static ] || pkgs+=(bash-static)  # the bash tbflow runs tests/test.sh with (docs/judge.md)
 have npm || pkgs+=(npm)                  # fetches the pinned agent CLIs (model harnesses)
 have shellcheck || pkgs+=(shellcheck)    # scripts/check.sh and the test that every .sh file passes it
 if [ "${#pkgs[@]}" -gt 0 ]; then

@@ -1,7 +1,7 @@
 """Where tbflow keeps what it can rebuild: one directory, found one way.
 
 ``$TBFLOW_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/tbflow`` (the XDG base-directory rule for
-user caches), else ``~/.cache/tbflow`` (README, "The cache dir"). Every cache resolves under
+user caches), else ``~/.cache/tbflow`` (docs/running-jobs.md, "The cache dir"). Every cache resolves under
 it, so setting one variable moves all of them together: the harness bundles and npm packages
 (``harnesses/bundles``), the static judge and relay binaries (``tasks_lib/container/static_build.py``),
 the build locks, the dataset cache, the trial history, and the local copies of jobs kept in a

@@ -1,4 +1,4 @@
-"""Every cache tbflow keeps on the host lives under one root, found one way (README, "The cache
+"""Every cache tbflow keeps on the host lives under one root, found one way (docs/running-jobs.md, "The cache
 dir"): ``$TBFLOW_CACHE_DIR``, else ``$XDG_CACHE_HOME/tbflow``, else ``~/.cache/tbflow``. Five
 modules once each computed it, each honouring a different variable, so setting one moved only
 some caches."""

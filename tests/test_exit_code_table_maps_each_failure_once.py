@@ -1,6 +1,6 @@
 """How a ``tbflow run``/``resume`` ends, as one table (flows/cli/job_start.py): each failure that is the
-input's or the machine's maps to one line naming its place and the exit code README.md promises
-("Running jobs"); anything else is a bug and is not swallowed."""
+input's or the machine's maps to one line naming its place and the exit code docs/running-jobs.md promises
+("One owner per job", exit codes); anything else is a bug and is not swallowed."""
 
 from __future__ import annotations
 

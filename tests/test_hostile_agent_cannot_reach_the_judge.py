@@ -1,8 +1,7 @@
 """A hostile agent, root in its container, attacks tbflow's judge instead of solving the task.
 
 One job runs every attack of ``hostile_attacks.ATTACKS`` (each an unsolvable task whose honest
-reward is 0); each test below pins what the record of one attack says. The promise (README "The
-judge"): never a forged 1, never an escape to invalid, never a hung job, always a record, and
+reward is 0); each test below pins what the record of one attack says. The promise (docs/judge.md): never a forged 1, never an escape to invalid, never a hung job, always a record, and
 what tbflow cannot prevent is flagged with evidence.
 """
 

@@ -1,5 +1,5 @@
 """On an engine whose containers run with ``no-new-privileges`` the judge's setuid start cannot make
-it root; tbflow then runs it as root (README "The judge", "Not guaranteed") and the trial is
+it root; tbflow then runs it as root (docs/judge.md, "Not guaranteed") and the trial is
 judged as anywhere else, never scored 0 for tbflow's own limitation."""
 
 from __future__ import annotations

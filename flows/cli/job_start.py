@@ -1,5 +1,5 @@
 """``tbflow run``/``resume`` once the command's config is built: plan and lock the job, run it,
-print the results, and exit with the code that says how it went (README.md, "Running jobs").
+print the results, and exit with the code that says how it went (docs/running-jobs.md).
 
 Two tables decide the exits: ``REFUSALS`` (a failure that is the input's or the machine's: one line
 naming it, the job's records kept) and ``ExitCode`` (every code a run can end with). Nothing here

@@ -1,5 +1,5 @@
 """``tbflow server status|stop``: see and stop the warm local Prefect server (flows/local_server/warm_server_main.py)
-that ``run`` and ``resume`` leave running for the next command (README.md, "Prefect").
+that ``run`` and ``resume`` leave running for the next command (docs/prefect.md).
 
 Both act only on this tbflow's server: the one of this ``PREFECT_HOME`` whose version (tbflow,
 Prefect and the interpreter, i.e. this checkout's venv) is this command's. Another checkout that

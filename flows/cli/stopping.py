@@ -1,4 +1,4 @@
-"""How a tbflow command stops on Ctrl-C, SIGTERM and SIGHUP (README.md, "Stopping").
+"""How a tbflow command stops on Ctrl-C, SIGTERM and SIGHUP (docs/running-jobs.md, "Stopping").
 
 The first signal stops the job the way Ctrl-C always did: it is raised in the main thread as
 ``Stop`` (a ``KeyboardInterrupt``), the job flow raises the stop flag, removes the job's

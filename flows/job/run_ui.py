@@ -1,7 +1,7 @@
 """What the Prefect UI shows about a job: tags, a live progress artifact, and readable log text.
 
 The files in the job directory are the product; this is a view of them on the job's own flow
-run (README.md, "Prefect"). Every call here talks to the Prefect API and a hiccup must never
+run (docs/prefect.md). Every call here talks to the Prefect API and a hiccup must never
 fail a job whose trials are fine, so each one logs a warning instead of raising.
 """
 

@@ -10,8 +10,8 @@ ConnectError traceback), and stops it only from ``atexit`` (so ``kill -9`` of tb
 (flows/local_server/warm_server.py), starting it in a session of its own when none runs, and points
 ``PREFECT_API_URL`` at it before Prefect is imported, so Prefect never starts its own. Planning,
 the Docker preflight and the imports run while the server starts; ``wait_ready()`` blocks only
-right before the flow run. The connection is the command's guard for its whole life (README.md,
-"Prefect" and "Stopping"). With ``PREFECT_API_URL`` already set, that server is used, and the
+right before the flow run. The connection is the command's guard for its whole life (docs/prefect.md
+and docs/running-jobs.md, "Stopping"). With ``PREFECT_API_URL`` already set, that server is used, and the
 command attaches to a guard of its own that starts no Prefect server.
 """
 

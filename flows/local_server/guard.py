@@ -4,7 +4,7 @@ The command holds one connection to its local server process (flows/local_server
 for its whole life and writes ``dir <job dir>`` on it when a job starts, ``bye`` when it stopped
 cleanly. When the connection ends without ``bye`` (the command was killed, even with ``kill -9``:
 the kernel closes it), the guard removes the containers labelled with those job dirs, which would
-otherwise run on with nobody watching them (README.md, "Stopping").
+otherwise run on with nobody watching them (docs/running-jobs.md, "Stopping").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ when none runs for this ``PREFECT_HOME``.
 
 The command keeps one connection to the server's guard socket for its whole life: ``dir JOB_DIR``
 lines tell the server which job's containers to remove should the command die without ``bye``
-(README.md, "Stopping"). ``TBFLOW_SERVER_IDLE_SEC`` (default 600) is how long the server waits
+(docs/running-jobs.md, "Stopping"). ``TBFLOW_SERVER_IDLE_SEC`` (default 600) is how long the server waits
 for the next command; ``0`` stops it as soon as the last command detaches (a server per command in
 effect). A command using a configured ``PREFECT_API_URL`` attaches the same way to a guard of its
 own, which starts no Prefect server.

@@ -1,7 +1,7 @@
 """A declarative harness file turned into a CLI harness class, and the rules it runs under.
 
-Why a ``CliHarness``: a file-declared agent must get exactly what the built-in CLIs get (README
-"Harnesses"): the container's own HOME, PATH, WORKDIR, user and image ENV, stdin from
+Why a ``CliHarness``: a file-declared agent must get exactly what the built-in CLIs get
+(docs/harnesses.md): the container's own HOME, PATH, WORKDIR, user and image ENV, stdin from
 ``/dev/null``, its own session killed at the deadline, credentials only through the gateway. All
 of that is tbflow's, around ``command()``; the file says only what ``command()`` returns, which
 bundle is uploaded to ``{bundle}`` = ``/opt/tbflow/<name>`` and how its logs are read.

@@ -16,7 +16,7 @@ from tasks_lib.trial.host_agent_api import AgentSession, HostHarness
 
 
 class TbflowAgentHarness(HostHarness):
-    """tbflow's reference host-side agent (README "Harnesses")."""
+    """tbflow's reference host-side agent (docs/harnesses.md)."""
 
     name = "tbflow-agent"
     version = __version__

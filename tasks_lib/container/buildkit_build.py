@@ -10,8 +10,8 @@ group (the ``docker`` front end and its ``docker-buildx`` plugin child) closes t
 daemon cancels the solve, stopping the step that runs. The CLI runs in a session of its own (so
 killing its group spares tbflow) and under ``setpriv --pdeathsig KILL``, so a tbflow killed with
 ``kill -9`` takes the CLI, and with it the build, along instead of leaving an orphan that builds
-on. README "build-image" states the contract; tests/test_build_timeout_cancels_build_in_daemon.py
-checks that the step's process is gone.
+on. docs/running-jobs.md ("What a trial does", build-image) states the contract;
+tests/test_build_timeout_cancels_build_in_daemon.py checks that the step's process is gone.
 """
 
 from __future__ import annotations

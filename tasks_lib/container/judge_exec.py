@@ -182,7 +182,7 @@ def run_judge(container: str, args: list[str], stage: str, deadline_sec: float, 
     Started as ``JUDGE_USER`` so the setuid bit makes it root and non-dumpable from the start. On
     an engine where that cannot work (``no-new-privileges``, user namespaces: the kernel decides,
     nothing in the container can) it is run again as root, which leaves a window of microseconds
-    after its start before it makes itself non-dumpable (README "The judge", "Not guaranteed")."""
+    after its start before it makes itself non-dumpable (docs/judge.md, "Not guaranteed")."""
     run = run_tool(container, [JUDGE, *args], stage, deadline_sec, user=JUDGE_USER, env=env, ack_end=True)
     if run.exit_code == NOT_ROOT_EXIT and run.channel.ended and any("not root" in f for f in run.channel.text("fail")):
         return run_tool(container, [JUDGE, *args], stage, deadline_sec, user="0", env=env, ack_end=True)

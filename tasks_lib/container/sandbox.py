@@ -80,7 +80,7 @@ class ExecResult:
 
 
 #: every trial container's pids limit: the host's pid space is shared by all trials, so one agent's
-#: fork bomb must not starve the others or tbflow (README "The judge"). ``TBFLOW_PIDS_LIMIT``
+#: fork bomb must not starve the others or tbflow (docs/judge.md). ``TBFLOW_PIDS_LIMIT``
 #: overrides it; 0 means none.
 DEFAULT_PIDS_LIMIT = 4096
 

@@ -2,5 +2,5 @@
 
 A name is resolved to a local directory of tasks before the job loads it: fetched once (pinned to
 a full commit, shallow and sparse, locked and atomic) into a cache that is verified on every use
-with Harbor's task content digest, never trusted as is (README.md, "Datasets").
+with Harbor's task content digest, never trusted as is (docs/datasets.md).
 """

@@ -121,7 +121,7 @@ class StageError(BaseModel):
 
 class TrialFlag(BaseModel):
     """Something the agent did to its own trial that tbflow noticed; it never makes the trial
-    invalid (README "The judge").
+    invalid (docs/judge.md).
 
     ``tampering``: reward files or the verifier's directory were changed outside ``test.sh`` (the
     reward ``test.sh`` wrote still stands). ``broke-container``: the agent broke what the verifier

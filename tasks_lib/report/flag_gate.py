@@ -1,6 +1,6 @@
 """``--fail-on-flagged``: a CI gate on trials where the agent reached for the judge.
 
-Flags never change a verdict (README "The judge"): a trial the agent broke is scored 0, tampering
+Flags never change a verdict (docs/judge.md): a trial the agent broke is scored 0, tampering
 and a changed toolchain are shown next to the reward. A benchmark run in CI should still be able
 to refuse a job in which an agent tried: bare ``--fail-on-flagged`` fails on any flag of the kinds
 in ``DEFAULT_KINDS``; ``--fail-on-flagged=KIND[,KIND...]`` picks the kinds (``all`` = every kind,

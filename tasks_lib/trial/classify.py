@@ -6,10 +6,9 @@ then a model harness that never reached the model says nothing about the model; 
 that broke what the verifier needs has produced its own result (scored 0, flagged); then a
 verifier that produced no trustworthy reward says nothing about the work. Only a trial past all
 of these is scored, and then the reward stands whatever the agent's exit code or timeout was.
-Tampering never changes the verdict: the reward is the one ``test.sh`` wrote (README
-"The judge").
+Tampering never changes the verdict: the reward is the one ``test.sh`` wrote (docs/judge.md).
 
-"Reached the model" has two witnesses (README.md, "The judge"): the
+"Reached the model" has two witnesses (docs/judge.md): the
 CLI's own event log, and tbflow's gateway, which relayed every model response of the trial. CLIs
 log usage only when a turn or step completes, so one killed at the agent timeout in the middle
 of a long tool call or a slow second turn logs none although the model answered; the gateway's

@@ -2,7 +2,7 @@
 
 An agent runs as root in a container it may wreck. What it breaks there is its own result
 (scored 0, flagged ``broke-container``), never an invalid trial; what breaks from outside is an
-environment failure. The evidence (README "The judge"):
+environment failure. The evidence (docs/judge.md):
 
 * **the container stopped** (the agent killed PID 1 or the main process): Docker's ``State``
   plus the engine's events since the container started. A ``die`` with no ``kill``/``stop``/

@@ -3,7 +3,7 @@
 Only a *complete* run counts (``ToolRun.complete``: a ``hello`` first, an ``end`` last, exit code 0
 as Docker reports it). No process in the container can write into that channel, so a run that
 is not complete means the judge was stopped, killed or never started: the caller decides whose
-doing that was from evidence outside the container (README "The judge").
+doing that was from evidence outside the container (docs/judge.md).
 """
 
 from __future__ import annotations

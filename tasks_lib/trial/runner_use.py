@@ -279,7 +279,7 @@ def write_runner_evidence(ev: RunnerEvidence, trial_dir: Path) -> str | None:
     """``runner-files.txt``: every change with a role for the runner, and how it was read."""
     if not ev.files and not ev.problem and not ev.deleted_system:
         return None
-    lines = ["Files the agent added or changed that can steer the runner of the tests (README, \"The judge\"),",
+    lines = ["Files the agent added or changed that can steer the runner of the tests (docs/judge.md),",
              f"read from the container's {'writable layer' if ev.source == 'upperdir' else ev.source}; "
              "use from access times while the verifier ran.", ""]
     if ev.problem:

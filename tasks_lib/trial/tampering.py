@@ -58,8 +58,8 @@ def check_tampering(w: JudgeReport, trial_dir: Path, verifier_downloaded: bool, 
     if not found:
         return []
     vdir.mkdir(parents=True, exist_ok=True)
-    text = ["What changed the verifier's files outside test.sh (the reward is test.sh's own; see README,",
-            '"The judge").', ""]
+    text = ["What changed the verifier's files outside test.sh (the reward is test.sh's own; see docs/judge.md).",
+            ""]
     for message, lines in found:
         text += [f"- {message}", *(f"    {ln}" for ln in lines)]
     (trial_dir / EVIDENCE).write_text("\n".join(text) + "\n", encoding="utf-8")

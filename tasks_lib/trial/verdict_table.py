@@ -10,7 +10,7 @@ and the first row that holds gives the verdict. Three outcomes only:
 * **not the agent's**: ``environment`` (the engine or the host failed: invalid, may be retried) or
   an outcome with no reward (``invalid: verifier``: test.sh itself hung or wrote nothing).
 
-README "The judge" carries this table as a reader's table; a test checks both name the same rows.
+docs/judge.md carries this table as a reader's table; a test checks both name the same rows.
 """
 
 from __future__ import annotations

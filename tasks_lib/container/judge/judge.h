@@ -1,7 +1,7 @@
 /*
  * tbflow-judge: what tbflow runs inside a trial container, as one static binary.
  *
- * The design (README "The judge", docs/architecture.md §3): nothing that decides a verdict runs
+ * The design (docs/judge.md, docs/architecture.md §3): nothing that decides a verdict runs
  * on, reads through or waits on anything the agent can write or block. So this program uses no
  * shell, no PATH lookup, no file of the image and no directory the agent could have prepared; it
  * reaches tbflow through its own stdout only, which no process in the container can open: it is
