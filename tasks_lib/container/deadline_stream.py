@@ -20,6 +20,7 @@ from typing import Any
 import docker
 
 from tasks_lib import interrupts
+from tasks_lib.container.docker_client import get_client
 POLL_SEC = 0.5
 #: how long the reader thread may take to notice its socket was shut down
 DRAIN_SEC = 10.0
@@ -30,7 +31,9 @@ def stream_with_deadline(call: Callable[[docker.APIClient], Iterator[Any]], on_i
     """Feed every item of ``call(api)`` to ``on_item``; True when the stream ended by itself, False
     when it was cut at ``timeout_sec`` (or because the job is stopping). Errors of the call are
     re-raised here, on the caller's thread."""
-    client = docker.from_env(timeout=max(60, int(timeout_sec) + 60))
+    # the API version the shared client already negotiated: "auto" would ask the engine again,
+    # one GET /version per log download (every trial has one)
+    client = docker.from_env(timeout=max(60, int(timeout_sec) + 60), version=get_client().api.api_version)
     api = client.api
     responses: list = []
     api.hooks["response"].append(lambda response, *args, **kwargs: responses.append(response))
