@@ -142,13 +142,13 @@ def test_retention_removes_finished_jobs_only_and_refuses_one_another_run_holds(
         assert holder.stdout.readline().strip() == "held"
         entries = {e.name: e for e in scan(tmp_path, "nightly-*")}
         assert sorted(entries) == [f"nightly-2026-12-0{d}" for d in (1, 2, 3, 4)]
-        assert entries[held.name].held_by and "in use by another tbflow run" in remove_job(held)
+        assert entries[held.name].held_by and "in use by another tbflow run" in remove_job(held).refused
         assert (held / "job.json").is_file()
         res = CliRunner().invoke(app, ["gc", "--jobs-dir", str(tmp_path), "--match", "nightly-*", "--keep-jobs", "1",
                                        "--dry-run"])
         assert "would remove job" in res.output and "nightly-2026-12-02" in res.output, res.output
         assert f"kept job {held}: in use" in res.output and (tmp_path / "nightly-2026-12-02").is_dir()
-        assert remove_job(tmp_path / "nightly-2026-12-02") is None and not (tmp_path / "nightly-2026-12-02").exists()
+        assert remove_job(tmp_path / "nightly-2026-12-02").removed_dir and not (tmp_path / "nightly-2026-12-02").exists()
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)

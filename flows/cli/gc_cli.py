@@ -22,7 +22,7 @@ def gc(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
     keep_jobs: Optional[int] = typer.Option(None, "--keep-jobs", min=0, help=(
         "Also remove finished job directories under --jobs-dir that match --match, all but the newest N "
-        "(never an unfinished job, never one a live run holds).")),
+        "(never an unfinished job, never one a live run holds; only what tbflow wrote, no link followed).")),
     older_than: Optional[str] = typer.Option(None, "--older-than", metavar="AGE", help=(
         "Also remove finished matching job directories that ended more than AGE ago (14d, 36h, 90m); "
         "with --keep-jobs, only those both limits remove.")),

@@ -16,6 +16,10 @@ name matches ``match`` (a glob), a job is removed only when
 Both limits given: a job goes only when both say so (at least ``keep`` jobs stay, and every job
 younger than ``older_than``). Removal takes the job's lock first, so a run starting at that moment
 is refused instead of losing its directory, and deletes the lock file last.
+
+Removal deletes only what tbflow wrote, inside ``jobs_dir`` (``job_dir_removal``): an entry of
+``jobs_dir`` that is a link is never followed (it is listed and left alone), and files in a job
+directory that tbflow did not write are kept and listed (the directory then stays).
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
@@ -31,7 +34,8 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from tasks_lib.errors import InputError
-from tasks_lib.store.job_lock import LOCK_NAME, JobLock, JobLockedError, describe_holder, lock_state
+from tasks_lib.store.job_dir_removal import NotAJobDir, Removal, open_dir_nofollow, preview, remove_tbflow_entries
+from tasks_lib.store.job_lock import JobLock, JobLockedError, describe_holder, lock_state
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.store.remote_store import is_url
 
@@ -47,6 +51,7 @@ class JobEntry(BaseModel):
     started_at: datetime | None = None
     ended_at: datetime | None = None
     held_by: str | None = Field(default=None, description="The live holder of its lock, if any.")
+    link_to: str | None = Field(default=None, description="Where it points when it is a link (never followed).")
     unreadable: str | None = Field(default=None, description="Why job.json could not be read.")
 
 
@@ -64,10 +69,16 @@ def parse_age(text: str, where: str = "--older-than") -> timedelta:
 
 
 def scan(jobs_dir: Path, match: str) -> list[JobEntry]:
-    """Every directory under ``jobs_dir`` whose name matches the glob ``match``."""
+    """Every directory under ``jobs_dir`` whose name matches the glob ``match``; a matching link is
+    listed with ``link_to`` and not read through."""
     entries = []
     for d in sorted(Path(jobs_dir).iterdir()) if Path(jobs_dir).is_dir() else []:
-        if not d.is_dir() or not fnmatch.fnmatchcase(d.name, match):
+        if not fnmatch.fnmatchcase(d.name, match):
+            continue
+        if d.is_symlink():
+            entries.append(JobEntry(name=d.name, path=str(d), link_to=os.readlink(d)))
+            continue
+        if not d.is_dir():
             continue
         entry = JobEntry(name=d.name, path=str(d))
         state = lock_state(d)
@@ -93,7 +104,9 @@ def select(entries: list[JobEntry], keep: int | None, older_than: timedelta | No
                           reverse=True)
     finished_seen = 0
     for e in newest_first:
-        if e.unreadable is not None:
+        if e.link_to is not None:
+            out.keep[e.name] = f"a symbolic link (to {e.link_to}): not followed, left alone"
+        elif e.unreadable is not None:
             out.keep[e.name] = f"not a readable tbflow job ({e.unreadable})"
         elif e.held_by is not None:
             out.keep[e.name] = f"in use: {e.held_by}"
@@ -118,27 +131,40 @@ def _age(delta: timedelta) -> str:
     return f"{secs}s"
 
 
-def remove_job(job_dir: Path) -> str | None:
-    """Delete ``job_dir`` under its lock; None when removed, else why not (a live holder took it)."""
+def remove_job(job_dir: Path) -> Removal:
+    """Delete what tbflow wrote in ``job_dir`` under its lock, then the directory if nothing else is
+    left in it; never through a link. ``refused`` says why nothing went (a live holder, a link)."""
     try:
-        lock = JobLock.acquire(job_dir)
-    except JobLockedError as exc:
-        return exc.message
+        dir_fd = open_dir_nofollow(Path(job_dir))
+    except NotAJobDir as exc:
+        return Removal(refused=str(exc))
+    out = Removal()
     try:
-        for child in Path(job_dir).iterdir():
-            if child.name.startswith(LOCK_NAME):
-                continue
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
+        try:
+            lock = JobLock.acquire(job_dir)
+        except JobLockedError as exc:
+            return Removal(refused=exc.message)
+        try:
+            remove_tbflow_entries(dir_fd, out)
+        finally:
+            lock.release()  # removes the lock file
     finally:
-        lock.release()  # removes the lock file
-    try:
-        os.rmdir(job_dir)
-    except OSError:  # a run took the (now empty) job between the release and here: it is its job now
-        pass
-    return None
+        os.close(dir_fd)
+    if not out.kept:
+        try:
+            os.rmdir(job_dir)
+            out.removed_dir = True
+        except OSError:  # a run took the (now empty) job between the release and here: it is its job now
+            pass
+    return out
+
+
+def _say_removal(entry: JobEntry, verb: str, result: Removal, echo: Callable[[str], None]) -> None:
+    echo(f"{verb} job {entry.path} (ended {entry.ended_at:%Y-%m-%d %H:%M} UTC)")
+    if result.links:
+        echo(f"  removed as links, their targets untouched: {', '.join(result.links)}")
+    if result.kept:
+        echo(f"  kept in {entry.path} (not written by tbflow; the directory stays): {', '.join(result.kept)}")
 
 
 def apply_retention(jobs_dir: str | None, match: str, keep: int | None, older_than: str | None,
@@ -158,12 +184,12 @@ def apply_retention(jobs_dir: str | None, match: str, keep: int | None, older_th
     verb = "would remove" if dry_run else "removed"
     removed = 0
     for entry in decision.remove:
-        why_not = None if dry_run else remove_job(Path(entry.path))
-        if why_not is None:
+        result = preview(Path(entry.path)) if dry_run else remove_job(Path(entry.path))
+        if result.refused is None:
             removed += 1
-            echo(f"{verb} job {entry.path} (ended {entry.ended_at:%Y-%m-%d %H:%M} UTC)")
+            _say_removal(entry, verb, result, echo)
         else:
-            echo(f"kept job {entry.path}: {why_not}")
+            echo(f"kept job {entry.path}: {result.refused}")
     for name, why in sorted(decision.keep.items()):
         echo(f"kept job {Path(jobs_dir) / name}: {why}")
     echo(f"{verb} {removed} job dir(s) matching {match!r} in {jobs_dir}; kept {len(decision.keep)}")
