@@ -10,20 +10,15 @@ from typer.testing import CliRunner
 
 from task_factory import make_task
 from flows.cli.main import app
-from tasks_lib.records.job_identity import JUDGE_SOURCES, judge_identity
+from tasks_lib.records.job_identity import judge_identity
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_judging_code_is_hashed_file_by_file_and_whole_folders_catch_new_files(tmp_path):
+def test_judging_code_is_hashed_file_by_file(tmp_path):
     ids = judge_identity()
     assert "tasks_lib/trial/classify.py" in ids.files and "tasks_lib/trial/rewards.py" in ids.files
-    assert all((ROOT / src).exists() for src in JUDGE_SOURCES), "a judged source moved: update JUDGE_SOURCES"
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
-    before = judge_identity(("pkg",), tmp_path).files
-    (tmp_path / "pkg" / "new_rule.py").write_text("y = 2\n")
-    assert set(judge_identity(("pkg",), tmp_path).files) - set(before) == {"pkg/new_rule.py"}
+    assert all((ROOT / src).is_file() for src in ids.files), "keys are paths relative to the repository"
 
 
 @pytest.mark.docker

@@ -5,9 +5,9 @@ every file of every task (so a fixed ``test.sh`` or a changed COPY'd file is see
 each harness adapter (its whole folder when it is a package, so a new file cannot be missed; for a
 plug-in its whole top-level package, or its file, plus the tbflow classes it builds on, and where
 it came from: an entry point's distribution and version), and
-the code that judges trials (``JUDGE_SOURCES``: classification, reward parsing, the judge
-program run in containers (tasks_lib/container/judge), the process-group kill, the records) with
-tbflow's version.
+the code that can decide a trial's verdict with tbflow's version: every project module in the
+import closure of the trial flow and the non-Python files beside them (the judge's and the
+relay's C sources), derived from the code by ``import_closure.verdict_sources``, never listed.
 Resuming a job whose identity changed would mix old and new rules in one score, so resume refuses
 and says exactly what changed, file by file.
 
@@ -39,18 +39,13 @@ from pydantic import BaseModel
 from tasks_lib import __version__
 from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.records.harness_source import HarnessSource
+from tasks_lib.records.import_closure import verdict_sources
 
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: in the identity only when set, so the identity of a job recorded before they existed is unchanged
 IDENTITY_FLAGS = ("build",)
-#: The code that decides a trial's verdict, relative to the repository root: the trial stages and
-#: verdict (classification, rewards and the bounded JSON reading of them, the in-container judge
-#: and its report, process-group kill), the container scripts and engine access they run through,
-#: and the records. A folder counts as a whole (every file in it, so a new module cannot be
-#: missed); a single file only where it shares its folder with code that does not judge. Adapt
-#: this list when the layout changes.
-JUDGE_SOURCES = ("tasks_lib/trial", "tasks_lib/container", "tasks_lib/records/record_models.py",
-                 "tasks_lib/safe_json.py", "flows/trial_flow.py")
+#: The module whose import closure is the code that can decide a verdict (``import_closure``).
+VERDICT_ENTRY = "flows.trial_flow"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 
@@ -63,7 +58,7 @@ class HarnessIdentity(BaseModel):
 
 
 class JudgeIdentity(BaseModel):
-    """tbflow's version and the hashes of the code that judges trials (``JUDGE_SOURCES``)."""
+    """tbflow's version and the hashes of the code that can decide a verdict (``verdict_sources``)."""
 
     version: str
     files: dict[str, str]
@@ -102,10 +97,15 @@ def file_hashes(root: Path) -> dict[str, str]:
     for p in sorted(root.rglob("*")):
         if not p.is_file() or _SKIP_PARTS.intersection(p.relative_to(root).parts) or p.suffix == ".pyc":
             continue
-        h = hashlib.sha256(p.read_bytes())
-        h.update(f"\0{p.stat().st_mode & 0o111:o}".encode())
-        out[p.relative_to(root).as_posix()] = h.hexdigest()
+        out[p.relative_to(root).as_posix()] = hash_with_mode(p)
     return out
+
+
+def hash_with_mode(p: Path) -> str:
+    """sha256 of the file's bytes and its execute bits (a script made non-executable changes)."""
+    h = hashlib.sha256(p.read_bytes())
+    h.update(f"\0{p.stat().st_mode & 0o111:o}".encode())
+    return h.hexdigest()
 
 
 def adapter_files(harness) -> dict[str, str]:
@@ -174,14 +174,9 @@ def default_adapter_sources(harness) -> list[Path]:
     return [main, *bases]
 
 
-def judge_identity(sources: tuple[str, ...] = JUDGE_SOURCES, root: Path = REPO_ROOT) -> JudgeIdentity:
-    files: dict[str, str] = {}
-    for rel in sources:
-        path = root / rel
-        if path.is_dir():
-            files.update({f"{rel}/{k}": v for k, v in file_hashes(path).items()})
-        elif path.is_file():
-            files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+def judge_identity(entry: str = VERDICT_ENTRY, root: Path = REPO_ROOT) -> JudgeIdentity:
+    """Hashes of every file of ``verdict_sources(root, entry)``, keyed relative to ``root``."""
+    files = {rel: hash_with_mode(root / rel) for rel in verdict_sources(root, entry)}
     return JudgeIdentity(version=__version__, files=files)
 
 
