@@ -80,10 +80,11 @@ def test_gc_removes_orphans_never_live_or_foreign(docker_ready, tmp_path):
         d.mkdir(parents=True)
     dead_pid = subprocess.Popen(["true"])
     dead_pid.wait()
-    (dead / LOCK_NAME).write_text(
-        '{"host": "%s", "boot_id": "%s", "pid": %d, "pid_start": "1", "since": "2026-01-01T00:00:00Z", '
+    (dead / LOCK_NAME).write_text(  # a dead run of this very host, boot and pid namespace
+        '{"host": "%s", "boot_id": "%s", "pid_ns": "%s", "pid": %d, "pid_start": "1", "since": "2026-01-01T00:00:00Z", '
         '"token": "t"}' % (__import__("socket").gethostname(),
-                           Path("/proc/sys/kernel/random/boot_id").read_text().strip(), dead_pid.pid))
+                           Path("/proc/sys/kernel/random/boot_id").read_text().strip(), os.readlink("/proc/self/ns/pid"),
+                           dead_pid.pid))
     holder = subprocess.Popen([sys.executable, "-c", "import time; from tasks_lib.store.job_lock import JobLock; "
                                f"JobLock.acquire({str(live)!r}); print('held', flush=True); time.sleep(120)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)

@@ -16,7 +16,7 @@ from s3_store import s3  # noqa: F401 - a fixture
 from task_factory import make_task
 from tbflow_process import trial_containers
 
-from tasks_lib.store.job_lock import HOST, BOOT_ID, LOCK_NAME, LockHolder
+from tasks_lib.store.job_lock import HOST, BOOT_ID, LOCK_NAME, PID_NS, LockHolder
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "flows.cli.main"]
@@ -69,7 +69,7 @@ def test_second_run_refused_while_first_holds_store_job(docker_ready, s3, tmp_pa
     # a run killed before it could let go: its lock names a process of this host that is gone
     dead = subprocess.Popen(["true"])
     dead.wait()
-    stale = LockHolder(host=HOST, boot_id=BOOT_ID, pid=dead.pid, pid_start="1", since=datetime.now(timezone.utc),
+    stale = LockHolder(host=HOST, boot_id=BOOT_ID, pid_ns=PID_NS, pid=dead.pid, pid_start="1", since=datetime.now(timezone.utc),
                        token="dead-run", command="tbflow run (killed)")
     s3.fs().pipe_file(lock_key, stale.model_dump_json().encode())
     again = subprocess.run([*CLI, "resume", f"{url}/j"], cwd=tmp_path, env=env_b, capture_output=True, text=True,

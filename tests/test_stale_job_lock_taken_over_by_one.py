@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _write_holder(job_dir: Path, **kw) -> LockHolder:
-    fields = dict(host=job_lock.HOST, boot_id=job_lock.BOOT_ID, pid=1, pid_start="0",
+    fields = dict(host=job_lock.HOST, boot_id=job_lock.BOOT_ID, pid_ns=job_lock.PID_NS, pid=1, pid_start="0",
                   since=datetime.now(timezone.utc), token="stale-token")
     fields.update(kw)
     holder = LockHolder(**fields)

@@ -24,6 +24,7 @@ from flows.job.job_plan import JobPlan, lock_job, pinned, plan
 from flows.job.job_result import job_record, result_of
 from flows.local_server.warm_server import SharedServer
 from flows.local_server.prefork_client import adopt_environment
+from tasks_lib import interrupts
 from tasks_lib.container.docker_client import preflight
 from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
 from tasks_lib.report.invalid_gate import FLAG, parse_threshold
@@ -163,7 +164,8 @@ def stopped(stop: StopHandlers, planned: JobPlan | None) -> None:
     mirror = mirror_for(job_dir) if job_dir is not None else None  # a job in a store resumes by its URL
     resume = f"tbflow resume {mirror.url if mirror else job_dir}" if job_dir is not None else ""
     try:
-        typer.echo(stop_summary(job_dir, stop.signum or signal.SIGINT, trials, resume), err=True)
+        typer.echo(stop_summary(job_dir, stop.signum or signal.SIGINT, trials, resume, interrupts.stop_reason()),
+                   err=True)
     except (OSError, ValueError):  # the terminal is gone (SIGHUP)
         pass
     raise typer.Exit(stop.exit_code)

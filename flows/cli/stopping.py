@@ -111,15 +111,17 @@ def _not_a_verdict_line(record: logging.LogRecord) -> bool:
     return not (record.name == "prefect.task_runs" and record.getMessage().startswith("Finished in state Invalid("))
 
 
-def stop_summary(job_dir: Path | None, signum: int, all_trials: list[str], resume_cmd: str) -> str:
-    """One short paragraph: what is recorded, what was interrupted, how to continue."""
-    name = signal.Signals(signum).name
+def stop_summary(job_dir: Path | None, signum: int, all_trials: list[str], resume_cmd: str,
+                 reason: str | None = None) -> str:
+    """One short paragraph: what is recorded, what was interrupted, how to continue. ``reason``
+    replaces the signal's name when the job stopped itself (``interrupts.stop_reason``)."""
+    cause = f"stopped by {signal.Signals(signum).name}" if reason is None else f"stopped because {reason}"
     if job_dir is None or not all_trials:
-        return f"tbflow: stopped by {name} before any trial started; nothing was recorded."
+        return f"tbflow: {cause} before any trial started; nothing was recorded."
     recorded = [t for t in all_trials if (job_dir / "trials" / t / "trial.json").is_file()]
     missing = [t for t in all_trials if t not in set(recorded)]
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-    lines = [f"tbflow: stopped by {name}: {len(recorded)} of {len(all_trials)} trials recorded in {job_dir}."]
+    lines = [f"tbflow: {cause}: {len(recorded)} of {len(all_trials)} trials recorded in {job_dir}."]
     if missing:
         lines.append(f"  not recorded (interrupted or not started, containers removed): {shown}")
         lines.append(f"  resume with: {resume_cmd}")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from flows.job.job_config import JobConfig
 from flows.job.model_keys import environment_with_keys
 from harnesses.registry import get_harness, resolve_harness
+from tasks_lib import interrupts
 from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.dataset.names import parse_dataset
 from tasks_lib.dataset.resolve import resolve_dataset
@@ -143,10 +144,11 @@ def lock_job(config: JobConfig, p: JobPlan, new_job_id: str) -> tuple[JobPlan, J
                 except FileExistsError:
                     p = plan(config, new_job_id)
                     continue
-            local = JobLock.acquire(p.job_dir)
+            local = JobLock.acquire(p.job_dir, on_lost=interrupts.lock_lost)  # lost: stop as on Ctrl-C
             mirror = mirror_for(p.job_dir)
             try:
-                lock = JobLocks(local, RemoteJobLock.acquire(mirror) if mirror is not None else None)
+                remote = RemoteJobLock.acquire(mirror, on_lost=interrupts.lock_lost) if mirror is not None else None
+                lock = JobLocks(local, remote)
             except BaseException:
                 local.release()
                 raise

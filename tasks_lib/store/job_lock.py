@@ -14,9 +14,13 @@ written to a unique temp file and ``link(2)``-ed to its name, which is atomic an
 local filesystems and on NFS (where ``link`` may report failure after succeeding, so the temp
 file's link count decides). The holder touches the file every ``HEARTBEAT_SEC``.
 
-A holder is *stale* when, on this host (same hostname and boot id), its pid is gone or belongs to
-a process started at another time (pid reused), or after a reboot; on another host, when its
-heartbeat is older than ``STALE_AFTER_SEC``. A stale lock is taken over by exactly one taker: to
+A holder's identity is (hostname, boot id, pid namespace): machines cloned from one image, or
+pods, share a hostname, and containers on one host share its boot id. A holder is *stale* only
+when that is provable: of this very host and namespace (all three equal) with its pid gone or
+belonging to a process started at another time (pid reused); otherwise (another host, the same
+hostname with another boot id, which may be a reboot or may be a clone that is running right now)
+only when its heartbeat is older than ``STALE_AFTER_SEC``. A holder that finds its lock taken
+(``held_locks``) calls its ``on_lost``: a job run stops as on Ctrl-C. A stale lock is taken over by exactly one taker: to
 remove it, a taker must first create ``.tbflow.lock.break-<holder token>`` the same exclusive way
 (a marker that is itself a lock, so a taker that dies mid-takeover is stale in turn), and removes
 the lock only if it still names that holder. Everyone else sees either the marker's live holder
@@ -30,7 +34,6 @@ import logging
 import os
 import socket
 import sys
-import threading
 import time
 import uuid
 from datetime import datetime, timezone
@@ -39,6 +42,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from tasks_lib.errors import InputError
+from tasks_lib.store.held_locks import OnLost, Reentrant
 
 LOCK_NAME = ".tbflow.lock"
 HEARTBEAT_SEC = 10.0
@@ -52,6 +56,9 @@ class LockHolder(BaseModel):
     pid: int
     #: the process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)
     pid_start: str | None
+    #: the pid namespace (``/proc/self/ns/pid``): a pid means this process only in it; None when
+    #: unknown (a lock written before tbflow recorded it), judged by its heartbeat then
+    pid_ns: str | None = None
     since: datetime
     token: str
     command: str = ""
@@ -89,21 +96,35 @@ def process_start(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
 HOST = socket.gethostname()
 BOOT_ID = (_read_text("/proc/sys/kernel/random/boot_id") or "").strip()
+PID_NS = _pid_namespace()
 
 
 def me(command: str | None = None) -> LockHolder:
     pid = os.getpid()
-    return LockHolder(host=HOST, boot_id=BOOT_ID, pid=pid, pid_start=process_start(pid),
+    return LockHolder(host=HOST, boot_id=BOOT_ID, pid=pid, pid_start=process_start(pid), pid_ns=PID_NS,
                       since=datetime.now(timezone.utc), token=uuid.uuid4().hex,
                       command=command if command is not None else " ".join(sys.argv)[:300])
 
 
+def same_process_space(h: LockHolder) -> bool:
+    """True when ``h``'s pid names a process this process can see: the same host, boot and pid
+    namespace, each known. A hostname alone proves nothing (clones and pods share one)."""
+    return bool(BOOT_ID) and PID_NS is not None and (h.host, h.boot_id, h.pid_ns) == (HOST, BOOT_ID, PID_NS)
+
+
 def holder_alive(h: LockHolder, heartbeat_age: float) -> bool:
-    if h.host == HOST:
-        if h.boot_id != BOOT_ID:
-            return False  # this host rebooted since: every process of that boot is gone
+    """False only when the holder is provably gone: its process of this space exited (or its pid
+    was reused), or, for any other holder, its heartbeat stopped ``STALE_AFTER_SEC`` ago."""
+    if same_process_space(h):
         start = process_start(h.pid)
         return start is not None and start == h.pid_start
     return heartbeat_age < STALE_AFTER_SEC
@@ -176,76 +197,54 @@ def _take(path: Path, holder: LockHolder, job_dir: Path, depth: int = 0) -> None
     raise JobLockedError(job_dir, *(read_lock(path) or (holder, 0.0)))
 
 
-_held: dict[str, "JobLock"] = {}
-_held_guard = threading.Lock()
-
-
-class JobLock:
-    """The exclusive lock of one job dir; re-entrant within a process (the CLI takes it before the
-    job flow, which takes it again when it runs on its own, e.g. as a deployment)."""
+class JobLock(Reentrant):
+    """The exclusive lock of one job dir; re-entrant within a process (``held_locks``)."""
 
     def __init__(self, job_dir: Path) -> None:
+        super().__init__()
         self.job_dir = Path(job_dir)
         self.path = self.job_dir / LOCK_NAME
         self.holder: LockHolder | None = None
-        self._count = 0
-        self._stop = threading.Event()
-        self._beat: threading.Thread | None = None
 
     @classmethod
-    def acquire(cls, job_dir: Path, command: str | None = None) -> "JobLock":
+    def acquire(cls, job_dir: Path, command: str | None = None, on_lost: OnLost | None = None) -> "JobLock":
         """Take the lock of ``job_dir`` (created if missing) or raise ``JobLockedError``;
-        ``command`` is what the lock file says holds it (default: this process's command line)."""
+        ``command`` is what the lock file says holds it (default: this process's command line);
+        ``on_lost`` is called once if another holder is found in its place."""
         key = os.path.realpath(job_dir)
-        with _held_guard:
-            lock = _held.get(key)
-            if lock is None:
-                lock = cls(Path(key))
-                Path(key).mkdir(parents=True, exist_ok=True)
-                holder = me(command)
-                _take(lock.path, holder, Path(job_dir))
-                lock.holder = holder
-                lock._start_heartbeat()
-                _held[key] = lock
-            lock._count += 1
+
+        def take() -> JobLock:
+            lock = cls(Path(key))
+            Path(key).mkdir(parents=True, exist_ok=True)
+            holder = me(command)
+            _take(lock.path, holder, Path(job_dir))
+            lock.holder = holder
+            lock._start_heartbeat(str(job_dir), lambda: HEARTBEAT_SEC, lock._beat)
             return lock
 
-    @property
-    def fresh(self) -> bool:
-        """True for the outermost acquire in this process."""
-        return self._count == 1
+        return cls._shared(key, take, on_lost)
 
     def release(self) -> None:
-        with _held_guard:
-            self._count -= 1
-            if self._count > 0:
-                return
-            _held.pop(str(self.job_dir), None)
-        self._stop.set()
+        if not self._last_release():
+            return
         found = read_lock(self.path)
         if found is not None and self.holder is not None and found[0].token == self.holder.token:
             self.path.unlink(missing_ok=True)
 
-    def __enter__(self) -> "JobLock":
-        return self
-
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
-        self.release()
-
-    def _start_heartbeat(self) -> None:
-        def beat() -> None:
-            while not self._stop.wait(HEARTBEAT_SEC):
-                found = read_lock(self.path)
-                if found is None or self.holder is None or found[0].token != self.holder.token:
-                    _log.error("the lock of %s is no longer ours; another run may have taken it", self.job_dir)
-                    return
-                try:
-                    os.utime(self.path)
-                except OSError as exc:
-                    _log.warning("lock heartbeat of %s failed: %s", self.job_dir, exc)
-
-        self._beat = threading.Thread(target=beat, name=f"lock-heartbeat-{self.job_dir.name}", daemon=True)
-        self._beat.start()
+    def _beat(self) -> str | None:
+        """Touch the lock file while it is ours; else say who holds it now."""
+        found = read_lock(self.path)
+        if self.holder is None:
+            return None
+        if found is None:
+            return "the lock file is gone"
+        if found[0].token != self.holder.token:
+            return describe_holder(*found)
+        try:
+            os.utime(self.path)
+        except OSError as exc:
+            _log.warning("lock heartbeat of %s failed: %s", self.job_dir, exc)
+        return None
 
 
 def lock_state(job_dir: Path) -> tuple[LockHolder, float, bool] | None:

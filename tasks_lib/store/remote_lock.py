@@ -10,32 +10,53 @@ of this host, or another host's whose heartbeat is older than ``STALE_AFTER_SEC`
 assumed to be roughly in step with the store's). A stale lock is replaced with ``If-Match`` on its
 ETag: of several takers exactly one wins, the others see the winner's lock and are refused.
 
-Within a process the lock is re-entrant (the CLI takes it before the job flow takes it again).
+Every write is conditional: a store whose fsspec filesystem cannot make S3's conditional writes
+(If-None-Match/If-Match: ``s3fs``) is refused, naming the store, instead of falling back to a plain
+write that would overwrite a taker's lock. The ETag the holder keeps is the one its own write's
+response returned, never one read afterwards (by then it may be a taker's).
+
+Within a process the lock is re-entrant, and a holder that finds another holder's lock in its
+place calls ``on_lost`` (``held_locks``).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime, timezone
 
-from tasks_lib.store.job_lock import HEARTBEAT_SEC, LOCK_NAME, JobLockedError, LockHolder, describe_holder, holder_alive, me
+from tasks_lib.errors import InputError
+from tasks_lib.store import job_lock
+from tasks_lib.store.held_locks import OnLost, Reentrant
+from tasks_lib.store.job_lock import LOCK_NAME, JobLockedError, LockHolder, describe_holder, holder_alive, me
 from tasks_lib.store.remote_store import JobMirror
 
 _log = logging.getLogger(__name__)
-_held: dict[str, "RemoteJobLock"] = {}
-_held_guard = threading.Lock()
+#: fsspec protocols whose ``pipe_file`` makes S3's conditional writes and returns the put's ETag
+CONDITIONAL_PROTOCOLS = frozenset({"s3", "s3a"})
 
 
-class RemoteJobLock:
+class StoreWithoutConditionalWrites(InputError):
+    """The store cannot write the lock only-if-absent / only-if-unchanged: one owner per job could
+    not be kept, so the job is not run there."""
+
+
+def require_conditional_writes(mirror: JobMirror) -> None:
+    protocols = mirror.fs.protocol if isinstance(mirror.fs.protocol, (tuple, list)) else (mirror.fs.protocol,)
+    if not CONDITIONAL_PROTOCOLS.intersection(protocols):
+        raise StoreWithoutConditionalWrites(mirror.url, (
+            f"the store ({'/'.join(protocols)}://) cannot make conditional writes (If-None-Match/If-Match), "
+            "which the job lock needs to keep one run per job; keep jobs on S3 (or an S3-compatible store) "
+            "or on a local or shared path"))
+
+
+class RemoteJobLock(Reentrant):
     def __init__(self, mirror: JobMirror) -> None:
+        super().__init__()
         self.mirror = mirror
         self.fs = mirror.fs
         self.path = f"{mirror.root}/{LOCK_NAME}"
         self.holder: LockHolder | None = None
         self.etag: str | None = None
-        self._count = 0
-        self._stop = threading.Event()
 
     def _read(self) -> tuple[LockHolder, float, str] | None:
         """(holder, heartbeat age, ETag) of the lock object, None when there is none."""
@@ -59,13 +80,16 @@ class RemoteJobLock:
         return holder, age, str(info.get("ETag"))
 
     def _write(self, holder: LockHolder, **cond: str) -> None:
-        data = holder.model_dump_json().encode()
-        try:
-            self.fs.pipe_file(self.path, data, **cond)
-        except TypeError:  # a store without If-Match (not S3): best effort, docs/deployments.md
-            self.fs.pipe_file(self.path, data, **{k: v for k, v in cond.items() if k == "mode"})
+        """Write ``holder`` only if absent (``mode="create"``) or unchanged (``IfMatch``), and keep
+        the ETag of this very write (from its response)."""
+        assert cond.get("mode") == "create" or "IfMatch" in cond, "the lock is never written unconditionally"
+        out = self.fs.pipe_file(self.path, holder.model_dump_json().encode(), **cond)
         self.fs.invalidate_cache(self.path)
-        self.etag = str(self.fs.info(self.path).get("ETag"))
+        etag = out.get("ETag") if isinstance(out, dict) else None
+        if not etag:
+            raise StoreWithoutConditionalWrites(self.mirror.url, "the store's write returned no ETag; the job "
+                                                                 "lock cannot tell its own write from a taker's")
+        self.etag = str(etag)
 
     def _take(self, holder: LockHolder) -> None:
         for _ in range(20):
@@ -90,31 +114,24 @@ class RemoteJobLock:
         raise JobLockedError(self.mirror.url, *(found[:2] if found else (holder, 0.0)))
 
     @classmethod
-    def acquire(cls, mirror: JobMirror) -> "RemoteJobLock":
-        """Take the lock of the job in ``mirror`` or raise ``JobLockedError``."""
-        with _held_guard:
-            lock = _held.get(mirror.url)
-            if lock is None:
-                lock = cls(mirror)
-                holder = me()
-                lock._take(holder)
-                lock.holder = holder
-                threading.Thread(target=lock._beat, name="remote-lock-heartbeat", daemon=True).start()
-                _held[mirror.url] = lock
-            lock._count += 1
+    def acquire(cls, mirror: JobMirror, on_lost: OnLost | None = None) -> "RemoteJobLock":
+        """Take the lock of the job in ``mirror`` or raise ``JobLockedError`` (or
+        ``StoreWithoutConditionalWrites``); ``on_lost`` as in ``held_locks``."""
+
+        def take() -> RemoteJobLock:
+            require_conditional_writes(mirror)
+            lock = cls(mirror)
+            holder = me()
+            lock._take(holder)
+            lock.holder = holder
+            lock._start_heartbeat(mirror.url, lambda: job_lock.HEARTBEAT_SEC, lock._beat)
             return lock
 
-    @property
-    def fresh(self) -> bool:
-        return self._count == 1
+        return cls._shared(mirror.url, take, on_lost)
 
     def release(self) -> None:
-        with _held_guard:
-            self._count -= 1
-            if self._count > 0:
-                return
-            _held.pop(self.mirror.url, None)
-        self._stop.set()
+        if not self._last_release():
+            return
         try:
             found = self._read()
             if found is not None and self.holder is not None and found[0].token == self.holder.token:
@@ -122,20 +139,27 @@ class RemoteJobLock:
         except Exception as exc:  # noqa: BLE001 - a lock left behind goes stale and is taken over
             _log.warning("could not release the lock of %s: %s", self.mirror.url, exc)
 
-    def _beat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SEC):
-            if self.holder is None or self.etag is None:
-                return
+    def _beat(self) -> str | None:
+        """Rewrite the lock on the ETag of our last write; None while it is ours, else who holds it."""
+        if self.holder is None or self.etag is None:
+            return None
+        try:
+            self._write(self.holder, IfMatch=self.etag)
+            return None
+        except (FileExistsError, OSError) as exc:
             try:
-                self._write(self.holder, IfMatch=self.etag)
-            except (FileExistsError, OSError) as exc:
                 found = self._read()
-                if found is None or found[0].token != self.holder.token:
-                    _log.error("the lock of %s is no longer ours; another run may have taken it", self.mirror.url)
-                    return
-                _log.warning("lock heartbeat of %s failed: %s", self.mirror.url, exc)
-            except Exception as exc:  # noqa: BLE001 - the store may be away for a moment
-                _log.warning("lock heartbeat of %s failed: %s", self.mirror.url, exc)
+            except Exception as read_exc:  # noqa: BLE001 - the store may be away for a moment
+                _log.warning("lock heartbeat of %s failed: %s; %s", self.mirror.url, exc, read_exc)
+                return None
+            if found is None:
+                return "the lock object is gone"
+            if found[0].token != self.holder.token:
+                return describe_holder(found[0], found[1])
+            _log.warning("lock heartbeat of %s failed: %s", self.mirror.url, exc)
+        except Exception as exc:  # noqa: BLE001 - the store may be away for a moment
+            _log.warning("lock heartbeat of %s failed: %s", self.mirror.url, exc)
+        return None
 
 
 class JobLocks:
