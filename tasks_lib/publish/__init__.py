@@ -1,0 +1,1 @@
+"""Publishing a job outside tbflow: the Harbor job-directory export (``tbflow export``)."""
