@@ -3,7 +3,7 @@
 # skipped when already satisfied, so a no-op run takes well under 3 s.
 # Runs as root with no stdin (CI), from any cwd.
 #
-#   1. docker.io (dockerd) and debootstrap installed
+#   1. docker.io (dockerd) and debootstrap installed (and gcc, npm, shellcheck, chromium for the tests)
 #      plus BuildKit (scripts/install-buildkit.sh: docker-buildx, and an engine >= 23 from trixie
 #      when no older engine is running)
 #   2. a Docker engine answering (starts a detached dockerd if none)
@@ -49,13 +49,14 @@ have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container judge 
 [ -x /bin/bash-static ] || pkgs+=(bash-static)  # the bash tbflow runs tests/test.sh with (docs/judge.md)
 have npm || pkgs+=(npm)                  # fetches the pinned agent CLIs (model harnesses)
 have shellcheck || pkgs+=(shellcheck)    # scripts/check.sh and the test that every .sh file passes it
+have chromium || pkgs+=(chromium)        # the tests open report.html in headless Chromium (docs/reports.md)
 if [ "${#pkgs[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || die "need root to install ${pkgs[*]}"
   say "installing ${pkgs[*]}"
   apt-get update -qq </dev/null >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" </dev/null >&2
 else
-  say "packages present (docker, debootstrap, gcc, npm, bash-static, shellcheck)"
+  say "packages present (docker, debootstrap, gcc, npm, bash-static, shellcheck, chromium)"
 fi
 
 # BuildKit: the buildx plugin always; the engine only when it is local (DOCKER_HOST unset)

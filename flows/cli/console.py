@@ -103,7 +103,7 @@ def print_results(result) -> None:
     if result.unfinished:
         out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
                   f"--job-name {result.job_name} to finish them)")
-    out.print(f"job directory: {result.job_dir} (report.md, junit.xml, results.json)")
+    out.print(f"job directory: {result.job_dir} (report.md, report.html, junit.xml, results.json)")
     if result.location and is_url(result.location):
         out.print(f"job store: {result.location}")
 

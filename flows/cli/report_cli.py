@@ -99,7 +99,8 @@ def report(
         help="Exit 1 when a trial is flagged: bare = tampering, broke-container or toolchain-changed; "
              "=KIND[,KIND] those kinds; =all every kind (agent-processes too)."),
     write: bool = typer.Option(True, "--write/--no-write",
-                               help="Write report.md, junit.xml and results.json into the job directory."),
+                               help="Write report.md, report.html (+ report-trials/), junit.xml and results.json into the "
+                                    "job directory."),
 ) -> None:
     """Re-render a job's reports from its records (no Docker needed)."""
     try:
@@ -127,7 +128,7 @@ def report(
     else:
         typer.echo(plain_summary(results))
         if write:
-            typer.echo(f"wrote report.md, junit.xml and results.json in "
+            typer.echo(f"wrote report.md, report.html, junit.xml and results.json in "
                        f"{store.describe() if store is not None else job_dir}")
     tripped = False
     if threshold is not None:
