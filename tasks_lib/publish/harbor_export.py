@@ -5,7 +5,7 @@ Layout (what Harbor's viewer and the leaderboard read)::
     DIR/metadata.yaml                      the submission's metadata (a template; kept if present)
     DIR/<job_name>/config.json             run conditions
     DIR/<job_name>/result.json             counts and per-agent stats
-    DIR/<job_name>/<trial>/result.json     one per recorded trial
+    DIR/<job_name>/<trial>/result.json     one per recorded trial (and its config.json)
     DIR/<job_name>/<trial>/agent/          the harness's logs, and trajectory.json when recorded
     DIR/<job_name>/<trial>/verifier/       test output, reward files, ctrf.json
 
@@ -89,6 +89,7 @@ def export_harbor(job_dir: Path, to: Path) -> ExportSummary:
             shutil.copyfile(trajectory, dst / "agent" / TRAJECTORY)
             with_trajectory.add(record.trial_id)
         result = trial_result(job, record, trials_dir=job.job_name)
+        write_atomic(dst / "config.json", _json(result.config))
         write_atomic(dst / "result.json", _json(result))
         results.append(result)
     write_atomic(staging / "config.json", _json(job_config(job, records, jobs_dir=".")))
