@@ -48,6 +48,8 @@ def export(
         job = open_job(job_ref, "JOB")
         if job.warning:
             typer.echo(f"tbflow: warning: {job.warning}", err=True)
+        if job.mirror is not None:  # a job in a store: its logs and trajectories are there, not here
+            job.mirror.pull_trial_files()
         if to.exists() and not to.is_dir():
             raise InputError("--to", f"{to} exists and is not a directory")
         try:

@@ -6,7 +6,8 @@ Layout (what Harbor's viewer and the leaderboard read)::
     DIR/<job_name>/config.json             run conditions
     DIR/<job_name>/result.json             counts and per-agent stats
     DIR/<job_name>/<trial>/result.json     one per recorded trial (and its config.json)
-    DIR/<job_name>/<trial>/agent/          the harness's logs, and trajectory.json when recorded
+    DIR/<job_name>/<trial>/agent/          the harness's logs (a host-side agent's in agent/host-agent/),
+                                           and trajectory.json when recorded
     DIR/<job_name>/<trial>/verifier/       test output, reward files, ctrf.json
 
 ``DIR`` is then both a leaderboard submission folder and a jobs dir for ``harbor view DIR``.
@@ -32,7 +33,8 @@ from tasks_lib.report.report_inputs import load_job
 from tasks_lib.store.job_store import write_atomic
 
 TRAJECTORY = "trajectory.json"
-_COPIED = ("agent", "verifier")
+#: trial-dir folder -> where Harbor keeps it (a host-side agent's own logs are agent logs too)
+_COPIED = {"agent": "agent", "host-agent": "agent/host-agent", "verifier": "verifier"}
 
 
 class ExportSummary(BaseModel):
@@ -81,8 +83,8 @@ def export_harbor(job_dir: Path, to: Path) -> ExportSummary:
     results, with_trajectory = [], set()
     for record in records:
         src, dst = loaded.job_dir / "trials" / record.trial_id, staging / record.trial_id
-        for sub in _COPIED:
-            _copy_regular_files(src / sub, dst / sub)
+        for sub, there in _COPIED.items():
+            _copy_regular_files(src / sub, dst / there)
         trajectory = src / TRAJECTORY
         if trajectory.is_file() and not trajectory.is_symlink():
             (dst / "agent").mkdir(parents=True, exist_ok=True)

@@ -170,6 +170,18 @@ class JobMirror:
         except Exception as exc:  # noqa: BLE001
             raise InputError("--jobs-dir", f"{self.url}: cannot read the job from the store: {_one_line(exc)}") from exc
 
+    def pull_trial_files(self) -> None:
+        """Every file under ``trials/`` the working copy lacks (logs, trajectories): what an export
+        copies. ``pull`` brings only records and the tails a report quotes; an export needs all."""
+        try:
+            self.fs.invalidate_cache()
+            for path in sorted(self.fs.find(f"{self.root}/trials")):
+                rel = path[len(self.root) + 1:]
+                if ".." not in rel.split("/") and not (self.local / rel).is_file():
+                    self._get(rel)
+        except Exception as exc:  # noqa: BLE001
+            raise InputError("JOB", f"{self.url}: cannot read the trials' files from the store: {_one_line(exc)}") from exc
+
     def _get(self, rel: str) -> None:
         dest = self.local / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
