@@ -43,3 +43,8 @@ def test_harbor_lists_the_job_and_keeps_the_invalid_trial_out_of_rewards(tmp_pat
     assert "docker build failed" in invalid["exception_message"]
     assert flagged["rewards"] == {"reward": 0.0} and flagged["trajectory_steps"] is None
     assert [f["kind"] for f in flagged["metadata"]["tbflow"]["flags"]] == ["tampering"]
+    listed = seen["viewer"][job_dir.name]  # what `harbor view` lists and serves
+    assert listed[trials[0].trial_id] == {"reward": 1.0, "error_type": None, "trajectory": True}
+    assert listed[trials[1].trial_id] == {"reward": None, "error_type": "TbflowInvalidEnvironment",
+                                          "trajectory": False}
+    assert listed[trials[2].trial_id]["reward"] == 0.0

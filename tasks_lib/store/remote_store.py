@@ -44,7 +44,11 @@ _log = logging.getLogger(__name__)
 URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 JOB_FILE = "job.json"
 TRIAL_FILE = "trial.json"
-REPORT_FILES = ("results.json", "report.md", "junit.xml")
+REPORT_FILES = ("results.json", "report.md", "junit.xml", "report.html")
+#: report.html's per-trial pages (tasks_lib/report/html), uploaded with the report files
+REPORT_PAGES = "report-trials"
+#: what a trial page shows beyond the tails: fetched for every trial, passed or not
+_TRIAL_PAGE_INPUTS = ("trajectory.json", "verifier/ctrf.json")
 #: job-level log dirs: the model gateway's request logs (one file per host and process), build-ahead logs
 JOB_LOG_DIRS = ("gateway", ".builds")
 #: object stores with buckets: a missing bucket is a user error, not something to create
@@ -191,14 +195,20 @@ class JobMirror:
 
     def _get_report_inputs(self, record_rel: str) -> None:
         """The logs a report quotes for a trial that did not pass (the verifier's output, the
-        evidence of an invalid verdict), so a report written on this machine shows their tails."""
+        evidence of an invalid verdict), so a report written on this machine shows their tails;
+        and for every trial its trajectory and CTRF file when it has them (its report.html page)."""
+        trial = record_rel.rsplit("/", 1)[0]
+        for rel in _TRIAL_PAGE_INPUTS:
+            try:
+                self._get(f"{trial}/{rel}")
+            except FileNotFoundError:
+                continue
         try:
             rec = json.loads((self.local / record_rel).read_text(encoding="utf-8"))
             v = rec.get("validity") or {}
             reward = v.get("reward")
             if v.get("status") == "scored" and (reward is None or reward >= 1):
                 return
-            trial = record_rel.rsplit("/", 1)[0]
             wanted = [(rec.get("verifier") or {}).get("stdout_log"), v.get("evidence")]
         except (OSError, ValueError, AttributeError):
             return
@@ -252,7 +262,8 @@ class JobMirror:
     def push_top(self) -> None:
         """Upload ``job.json`` and the report files that exist. Never raises (see ``trial_recorded``)."""
         try:
-            for name in (JOB_FILE, *REPORT_FILES):
+            pages = sorted((self.local / REPORT_PAGES).glob("*.html"))
+            for name in (JOB_FILE, *(p.relative_to(self.local).as_posix() for p in pages), *REPORT_FILES):
                 if (self.local / name).is_file():
                     self.fs.put_file(str(self.local / name), self._remote(name))
             with self._guard:
