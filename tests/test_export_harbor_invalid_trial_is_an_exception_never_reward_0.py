@@ -89,6 +89,7 @@ def test_export_writes_harbor_layout_reproducibly_and_the_cli_names_broken_rules
     job_dir = write_job_dir(tmp_path / "jobs", job, trials)
     write_trajectory(job_dir / "trials" / trials[0].trial_id)
     (job_dir / "trials" / trials[1].trial_id / "agent" / "link").symlink_to("/etc/passwd")
+    (job_dir / "trials" / trials[1].trial_id / "agent" / "trajectory.json").write_text('{"forged": 1}')
     summary = export_harbor(job_dir, tmp_path / "out")
     root = tmp_path / "out" / job.job_name
     assert summary.trials == 3 and summary.exceptions == 1 and summary.trajectories == 1
@@ -96,6 +97,8 @@ def test_export_writes_harbor_layout_reproducibly_and_the_cli_names_broken_rules
     assert f"{trials[0].trial_id}/agent/trajectory.json" in first
     assert f"{trials[0].trial_id}/verifier/test-stdout.txt" in first
     assert f"{trials[1].trial_id}/agent/link" not in first, "a symlink among the logs must not be followed"
+    assert f"{trials[1].trial_id}/agent/trajectory.json" not in first, "the agent's own file is no trajectory"
+    assert first[f"{trials[1].trial_id}/agent/trajectory.agent-written.json"] == b'{"forged": 1}'
     assert json.loads(first["config.json"])["n_attempts"] == 2
     assert (tmp_path / "out" / "metadata.yaml").read_text().count("TODO") >= 2
     export_harbor(job_dir, tmp_path / "out")  # again: replaces its own export, same bytes

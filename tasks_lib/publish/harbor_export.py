@@ -33,6 +33,7 @@ from tasks_lib.report.report_inputs import load_job
 from tasks_lib.store.job_store import write_atomic
 
 TRAJECTORY = "trajectory.json"
+AGENT_WRITTEN_TRAJECTORY = "trajectory.agent-written.json"
 #: trial-dir folder -> where Harbor keeps it (a host-side agent's own logs are agent logs too)
 _COPIED = {"agent": "agent", "host-agent": "agent/host-agent", "verifier": "verifier"}
 
@@ -49,7 +50,9 @@ class ExportSummary(BaseModel):
 
 def _copy_regular_files(src: Path, dst: Path) -> None:
     """Copy ``src``'s regular files into ``dst`` (tree kept); symlinks and specials are skipped,
-    and ``os.walk`` does not descend into a symlinked directory."""
+    and ``os.walk`` does not descend into a symlinked directory. A ``trajectory.json`` at the top
+    of the agent's own logs is the agent's writing, not tbflow's record: it is kept under
+    ``AGENT_WRITTEN_TRAJECTORY``, so Harbor (and the leaderboard's judge) never takes it for one."""
     if not src.is_dir() or src.is_symlink():
         return
     for root, dirs, files in os.walk(src, followlinks=False):
@@ -57,7 +60,8 @@ def _copy_regular_files(src: Path, dst: Path) -> None:
         for name in sorted(files):
             path = Path(root) / name
             if stat.S_ISREG(path.lstat().st_mode):
-                out = dst / path.relative_to(src)
+                rel = path.relative_to(src).as_posix()
+                out = dst / (AGENT_WRITTEN_TRAJECTORY if rel == TRAJECTORY else rel)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, out)
 
