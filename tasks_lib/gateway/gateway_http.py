@@ -71,6 +71,8 @@ class Outcome:
         self.status = 0
         self.tokens: TokenCount | None = None
         self.error: str | None = None
+        #: the bodies, for the trial's recording (``exchange/exchange_recorder``); headers never
+        self.request, self.reply, self.sse = b"", b"", False
 
     def fail(self, status: int, error: str) -> str:
         self.status, self.error = status, error
@@ -144,7 +146,7 @@ async def _serve(gw: ModelGateway, request: Request) -> Response:
     family, rest = _family_and_route(path, request.headers)
     query, query_key = _without_key(query) if family == "gemini" else (query, None)
     try:
-        body = await _read_body(request)
+        body = booking.out.request = await _read_body(request)
         booking.trial = gw._trial_for(_presented_tokens(request.headers) + ([query_key] if query_key else []))
         if booking.trial is None:
             return _error(booking, family, 401, "tbflow gateway: missing or unknown trial token")
@@ -290,13 +292,14 @@ class _RelayedReply(Response):
     def _meter(self, chunk: bytes) -> None:
         if self._parser is not None:
             self._parser.feed(chunk)
-        elif len(self._collected) <= MAX_PARSE_BYTES:
+        if len(self._collected) <= MAX_PARSE_BYTES:  # kept for the recording too, streamed or not
             self._collected += chunk
 
     def _settle(self) -> None:
         if not self.booking.done:
-            self.booking.out.tokens = (self._parser.result() if self._parser is not None
-                                       else usage_from_json(bytes(self._collected)))
+            out = self.booking.out
+            out.reply, out.sse = bytes(self._collected), self._parser is not None
+            out.tokens = self._parser.result() if self._parser is not None else usage_from_json(out.reply)
             self.booking.settle()
 
 

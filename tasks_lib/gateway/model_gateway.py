@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import threading
@@ -41,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tasks_lib.errors import TbflowError
+from tasks_lib.gateway.exchange.exchange_recorder import ExchangeRecorder
 from tasks_lib.gateway.gateway_config import GatewayConfigError, UpstreamConfig, UpstreamEndpoint
 from tasks_lib.gateway.gateway_http import Outcome, error_body, gateway_app
 from tasks_lib.gateway.gateway_server import UnixAsgiServer
@@ -52,6 +54,7 @@ __all__ = ["ModelGateway", "GatewayError", "GatewayUsage", "GatewayConfigError",
 REDACTED = "[REDACTED]"
 #: every per-trial token starts with this, so records can be scrubbed without knowing the token
 TOKEN_PREFIX = "sk-tbflow-"
+TOKEN_PATTERN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]+")
 
 
 class GatewayError(TbflowError):
@@ -80,6 +83,7 @@ class ModelGateway:
         self._usage: dict[str, GatewayUsage] = {}   # trial id -> usage
         self.rejected = 0
         self._server: UnixAsgiServer | None = None
+        self.recorder = ExchangeRecorder(lambda text: TOKEN_PATTERN.sub(REDACTED, self.redact(text)))
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -146,9 +150,12 @@ class ModelGateway:
 
     # -- trials --------------------------------------------------------------------------------
 
-    def register_trial(self, trial_id: str) -> str:
-        """A fresh token for ``trial_id`` (an earlier one is revoked, its usage reset)."""
+    def register_trial(self, trial_id: str, record_to: Path | None = None) -> str:
+        """A fresh token for ``trial_id`` (an earlier one is revoked, its usage reset); with
+        ``record_to``, its model exchange is written there until it is unregistered."""
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        if record_to is not None:
+            self.recorder.start(trial_id, record_to)
         with self._lock:
             self._revoke(trial_id)
             self._tokens[token] = trial_id
@@ -161,6 +168,7 @@ class ModelGateway:
             final = self._usage_locked(trial_id)
             self._revoke(trial_id)
             del self._usage[trial_id]
+        self.recorder.stop(trial_id)
         return final
 
     def usage(self, trial_id: str) -> GatewayUsage:
@@ -196,6 +204,7 @@ class ModelGateway:
         if trial is not None:
             with self._lock:
                 trial[1].add(out.status, out.tokens, out.error)
+            self.recorder.record(trial[0], method, path, out, t0)
         if self.log_path is not None:
             line = {"time": datetime.now(timezone.utc).isoformat(), "trial": trial[0] if trial else None,
                     "method": method, "path": path, "status": out.status,

@@ -16,7 +16,6 @@ its commands come in through the same launcher, sessions and kill (``host_env``)
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -25,7 +24,8 @@ from tasks_lib.trial.harness_api import Harness, PreparedHarness
 from tasks_lib.container.archives import bundle_tar
 from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_usage import GatewayUsage
-from tasks_lib.gateway.model_gateway import TOKEN_PREFIX
+from tasks_lib.gateway.exchange.exchange_model import EXCHANGE_FILE
+from tasks_lib.gateway.model_gateway import TOKEN_PATTERN
 from tasks_lib.trial.model_link import close_link, open_link
 from tasks_lib.container.container_outcomes import ProcessInfo
 from tasks_lib.records.record_models import AgentOutcome, TrialFlag, TrialSpec, Usage
@@ -36,8 +36,6 @@ from tasks_lib.trial.host_env import EXEC_DIR
 from tasks_lib.trial.host_run import HostRun
 
 STAGE = "run-agent"
-#: the shape of the gateway's per-trial tokens (``ModelGateway.register_trial``)
-_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]+")
 
 
 class AgentStageResult(BaseModel):
@@ -64,7 +62,8 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
         outcome, flags = run.run()
         return AgentStageResult(outcome=outcome, killed_at_deadline=run.killed, sessions=run.sessions,
                                 kill_problem="; ".join(run.problems) or None, flags=flags)
-    access = open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "") if harness.kind == "model" else None
+    access = (open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "", trial_dir / EXCHANGE_FILE)
+              if harness.kind == "model" else None)
     gateway: GatewayUsage | None = None
     killed: list[ProcessInfo] = []
     sessions: list[int] = []
@@ -136,4 +135,4 @@ def usage_disagreement(cli: Usage | None, gateway: GatewayUsage | None) -> str |
 
 def _redact(text: str | None) -> str | None:
     """Keep per-trial tokens out of records (an upstream may echo the key it was sent)."""
-    return _TOKEN.sub("[REDACTED]", text) if text else text
+    return TOKEN_PATTERN.sub("[REDACTED]", text) if text else text

@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 
 from tasks_lib.errors import PLUGIN_TRACEBACK, ContainerError, HarnessSetupError
+from tasks_lib.gateway.exchange.exchange_model import EXCHANGE_FILE
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.trial.model_link import close_host_link, open_host_link
 from tasks_lib.container.sandbox import Sandbox
@@ -72,7 +73,8 @@ class HostRun:
         self.problems: list[str] = []
         self.began = time.monotonic()
         self.deadline = self.began + timeout_sec
-        self.model = open_host_link(spec.job_id, spec.trial_id, spec.model or "") if harness.kind == "model" else None
+        self.model = (open_host_link(spec.job_id, spec.trial_id, spec.model or "", trial_dir / EXCHANGE_FILE)
+                      if harness.kind == "model" else None)
         env = SandboxEnv(sandbox, self.deadline, self.stop, self.sessions, self.lock)
         session = AgentSession(task=task, instruction=task.instruction, model=self.model, logs_dir=self.logs_dir,
                                deadline=self.deadline, env=env, stop=self.stop)

@@ -1,0 +1,71 @@
+"""Storing a request as what is new in it: the bound on a long agent's recording.
+
+Why: every request of a chat agent repeats the whole conversation (and its tool definitions), so
+storing each request whole grows with the *square* of the turns. Here a request is stored
+relative to one of the trial's recent requests (its *base*): the history list keeps only the
+items after the longest prefix it shares with the base, and every other top-level key equal to
+the base's is named instead of stored. What is stored per request is then what the agent added
+since its base (the previous tool results and its new message) plus any key that changed, so a
+trial's recording grows with the conversation's length, not with its square
+(bench/RESULTS.md, "Recording the model exchange").
+
+The base is chosen among the last ``WINDOW`` requests (a side call, e.g. a title request, must
+not break the chain of the main conversation). Pure functions; ``restore`` inverts ``delta``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_lib.gateway.exchange.exchange_model import HistoryRef
+
+#: how many recent full requests a trial's recorder (and its reader) keep to choose a base from
+WINDOW = 4
+
+
+def common_prefix(a: list, b: list) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def delta(request: Any, field: str | None, recent: dict[int, Any]) -> tuple[Any, HistoryRef | None, list[str]]:
+    """(what to store, its history reference, the keys left out as unchanged) for ``request``.
+
+    ``recent`` maps a sequence number to that request's full body (the window). A body that is
+    not a JSON object, or has no list under ``field``, is stored whole.
+    """
+    if not isinstance(request, dict) or not recent:
+        return request, None, []
+    history = request.get(field) if field else None
+    best, keep = max(recent), 0
+    if isinstance(history, list):
+        for seq, body in recent.items():
+            theirs = body.get(field) if isinstance(body, dict) else None
+            shared = common_prefix(history, theirs) if isinstance(theirs, list) else 0
+            if shared > keep or (shared == keep and seq > best and shared):
+                best, keep = seq, shared
+    base = recent[best]
+    if not isinstance(base, dict):
+        return request, None, []
+    unchanged = sorted(k for k, v in request.items() if k != field and k in base and base[k] == v)
+    stored = {k: v for k, v in request.items() if k not in unchanged}
+    if isinstance(history, list) and keep:
+        stored[field] = history[keep:]
+        return stored, HistoryRef(base=best, field=field, keep=keep), unchanged
+    return stored, (HistoryRef(base=best) if unchanged else None), unchanged
+
+
+def restore(stored: Any, ref: HistoryRef | None, unchanged: list[str], recent: dict[int, Any]) -> Any:
+    """The full request from what ``delta`` stored; ``KeyError`` when its base is not in ``recent``."""
+    if not isinstance(stored, dict) or ref is None:
+        return stored
+    base = recent[ref.base]
+    full = {k: base[k] for k in unchanged}
+    full.update(stored)
+    if ref.field is not None:
+        full[ref.field] = list(base[ref.field][:ref.keep]) + list(stored.get(ref.field) or [])
+    return full
