@@ -50,6 +50,7 @@ from harnesses.plugin_guard import guarded
 from harnesses.registry import get_harness, resolve_harness
 from tasks_lib import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
+from tasks_lib.trial.trajectory_stage import with_trajectory
 from tasks_lib.trial.classify import classify
 from tasks_lib.trial.container_health import stopped_container_flag
 from tasks_lib.container.container_outcomes import LogsOutcome
@@ -260,6 +261,8 @@ def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evid
         # and retry only once the engine answers again, so the outage costs one try, not all.
         remove_trial_container(spec.job_id, spec.trial_id)
     agent_outcome = read_agent_logs(ev.agent.outcome, harness, trial_dir) if ev.agent else None
+    if agent_outcome is not None and harness.kind == "model":
+        agent_outcome = with_trajectory(agent_outcome, spec, harness.version, trial_dir, store.job_dir)
     interrupts.check()
     earlier = this_try.earlier_errors()
     failed = ev.failure

@@ -72,6 +72,14 @@ class AgentOutcome(BaseModel):
     gateway_usage: GatewayUsage | None = None
     #: set when the CLI's log and the gateway disagree about reaching the model
     usage_disagreement: str | None = None
+    #: the ATIF ``trajectory.json`` tbflow wrote on the host from the gateway's recording of the
+    #: trial's model exchange (docs/trajectories.md); None when no model call was recorded
+    trajectory: str | None = None
+    #: why no trajectory could be written although the exchange was recorded (never the agent's verdict)
+    trajectory_problem: str | None = None
+    #: USD of the trial's model calls, priced per call from the price table over the gateway's
+    #: token counts; None when a call's model has no price (unknown, never 0)
+    cost_usd: float | None = None
     #: a host-side agent whose loop did not return within the grace after the deadline: left on
     #: its thread, what it did later is not part of the trial (tasks_lib/trial/host_run.py)
     abandoned: bool = False

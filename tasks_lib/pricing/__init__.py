@@ -1,0 +1,1 @@
+"""Model prices: the table (LiteLLM's format), and the cost of one model call from it."""
