@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from mock_gemini import gemini_reply
 from mock_model import Reply, anthropic_reply, chat_reply, responses_reply
 
 from tasks_lib.gateway.exchange.exchange_recorder import ExchangeRecorder
+from tasks_lib.gateway.gateway_http import Outcome
 from tasks_lib.gateway.gateway_usage import GatewayUsage, TokenCount
 
 SYSTEM, TASK, COMMAND, OUTPUT, FINAL = "You are an agent.", "Create done.txt", "echo hi > done.txt", "hi-output", "done"
@@ -24,14 +24,6 @@ PATHS = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/respons
 APIS = tuple(PATHS)
 
 
-@dataclass
-class Booked:
-    status: int
-    tokens: TokenCount | None
-    error: str | None
-    request: bytes
-    reply: bytes
-    sse: bool
 
 
 def _sse(events: list[dict]) -> bytes:
@@ -107,7 +99,14 @@ def record_two_turns(api: str, path: Path) -> tuple[GatewayUsage, str]:
                                                                   "final")):
         tokens = TokenCount(*Reply(kind).usage)
         usage.add(200, tokens, None)
-        recorder.record("t", "POST", PATHS[api], Booked(200, tokens, None, json.dumps(request).encode(),
-                                                        _sse(events), True), time.monotonic())
+        recorder.record("t", "POST", PATHS[api], booked(tokens, json.dumps(request).encode(), _sse(events)),
+                        time.monotonic())
     recorder.stop("t")
     return usage, call_id_of(api, call_body)
+
+
+def booked(tokens: TokenCount, request: bytes, reply: bytes) -> Outcome:
+    """A streamed 200 as the gateway books it."""
+    out = Outcome()
+    out.status, out.tokens, out.request, out.reply, out.sse = 200, tokens, request, reply, True
+    return out

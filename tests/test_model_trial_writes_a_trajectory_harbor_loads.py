@@ -1,0 +1,40 @@
+"""A job of model harnesses against the scripted mock model, through the real gateway, Docker and
+Prefect: each trial gets ``trajectory.json`` in its host directory (written by tbflow, outside
+what comes down from the container), showing the tool call that solved the task and its output,
+``final_metrics`` equal to the trial's gateway usage, an unpriced model's cost unknown (never 0),
+and the file loads with Harbor's own Trajectory model. tbflow-agent (host-side, OpenAI Chat) and
+codex (a CLI in the container, OpenAI Responses)."""
+
+import json
+from pathlib import Path
+
+from cli_model import SOLVE, pointed_at_mock, solvable_task
+from harbor_check import harbor_loads
+from mock_model import MockModel
+from task_factory import record_of
+
+
+def test_each_model_trial_has_a_trajectory_with_its_tool_call(run_job, tmp_path, monkeypatch):
+    harnesses = ["tbflow-agent", "codex"]
+    with pointed_at_mock(monkeypatch, MockModel(SOLVE)):
+        result = run_job(solvable_task(tmp_path / "ds"), harnesses=harnesses, model="mock/mock-model")
+    files = []
+    for harness in harnesses:
+        rec = record_of(result, "make-done", harness)
+        assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (rec.validity, rec.agent)
+        assert rec.agent.trajectory == "trajectory.json" and rec.agent.trajectory_problem is None, rec.agent
+        trial_dir = Path(result.job_dir) / "trials" / rec.trial_id
+        files.append(trial_dir / "trajectory.json")
+        t = json.loads(files[-1].read_text())
+        agent_steps = [s for s in t["steps"] if s["source"] == "agent"]
+        calls = [(s, c) for s in agent_steps for c in s.get("tool_calls", [])]
+        solving = [(s, c) for s, c in calls if SOLVE in json.dumps(c["arguments"])]
+        assert solving, calls
+        step, call = solving[0]
+        assert call["tool_call_id"] in [r.get("source_call_id") for r in step["observation"]["results"]], step
+        gw = rec.agent.gateway_usage
+        assert (t["final_metrics"]["total_prompt_tokens"], t["final_metrics"]["total_completion_tokens"]) == (
+            gw.input_tokens, gw.output_tokens)
+        assert sum(s["metrics"]["prompt_tokens"] for s in agent_steps) == gw.input_tokens
+        assert rec.agent.cost_usd is None and "total_cost_usd" not in t["final_metrics"]  # mock-model has no price
+    assert "valid ATIF" in harbor_loads(*files)
