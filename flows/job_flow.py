@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from flows.job.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
                                   FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
-                                  Model, NTasks, Order, OrderSeed, Registry, RerunInvalid, ShardReruns, Shards,
+                                  Model, NTasks, Order, OrderSeed, Prices, Registry, RerunInvalid, ShardReruns, Shards,
                                   TimeoutMultiplier, in_parameter_terms)
 from flows.job.model_keys import KeySecrets
 from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB
@@ -49,6 +49,7 @@ from tasks_lib.job.job_orphans import remove_orphans
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.store.remote_store import is_url, mirror_for, working_root
 from tasks_lib.trial.model_link import start_job_gateway, stop_job_gateway
+from tasks_lib.trial.trajectory_stage import keep_job_prices
 from tasks_lib.container.container_removal import remove_job_containers
 
 
@@ -102,6 +103,7 @@ def _job_flow(
     order_seed: OrderSeed = None,
     fail_on_invalid: FailOnInvalid = None,
     key_secrets: KeySecrets = {},  # noqa: B006 - never mutated
+    prices: Prices = None,
 ) -> JobResult:
     """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
     ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
@@ -157,6 +159,8 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     record = job_record(p)
     record.order = p.order
     store.write_job(record)
+    if p.config.prices:
+        keep_job_prices(p.job_dir, Path(p.config.prices))
     remove_orphans(p.job_dir, p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
         store.archive_trial(tid)

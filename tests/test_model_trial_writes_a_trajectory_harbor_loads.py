@@ -1,12 +1,14 @@
 """A job of model harnesses against the scripted mock model, through the real gateway, Docker and
 Prefect: each trial gets ``trajectory.json`` in its host directory (written by tbflow, outside
 what comes down from the container), showing the tool call that solved the task and its output,
-``final_metrics`` equal to the trial's gateway usage, an unpriced model's cost unknown (never 0),
-and the file loads with Harbor's own Trajectory model. tbflow-agent (host-side, OpenAI Chat) and
+``final_metrics`` equal to the trial's gateway usage, each step's cost and the trial's from the
+``--prices`` table (in the record, the trajectory and report.md), and the file loads with Harbor's own Trajectory model. tbflow-agent (host-side, OpenAI Chat) and
 codex (a CLI in the container, OpenAI Responses)."""
 
 import json
 from pathlib import Path
+
+import pytest
 
 from cli_model import SOLVE, pointed_at_mock, solvable_task
 from harbor_check import harbor_loads
@@ -16,8 +18,11 @@ from task_factory import record_of
 
 def test_each_model_trial_has_a_trajectory_with_its_tool_call(run_job, tmp_path, monkeypatch):
     harnesses = ["tbflow-agent", "codex"]
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"mock-model": {"input_cost_per_token": 1e-6, "output_cost_per_token": 1e-5}}))
     with pointed_at_mock(monkeypatch, MockModel(SOLVE)):
-        result = run_job(solvable_task(tmp_path / "ds"), harnesses=harnesses, model="mock/mock-model")
+        result = run_job(solvable_task(tmp_path / "ds"), harnesses=harnesses, model="mock/mock-model",
+                         prices=str(prices))
     files = []
     for harness in harnesses:
         rec = record_of(result, "make-done", harness)
@@ -36,5 +41,8 @@ def test_each_model_trial_has_a_trajectory_with_its_tool_call(run_job, tmp_path,
         assert (t["final_metrics"]["total_prompt_tokens"], t["final_metrics"]["total_completion_tokens"]) == (
             gw.input_tokens, gw.output_tokens)
         assert sum(s["metrics"]["prompt_tokens"] for s in agent_steps) == gw.input_tokens
-        assert rec.agent.cost_usd is None and "total_cost_usd" not in t["final_metrics"]  # mock-model has no price
+        cost = gw.input_tokens * 1e-6 + gw.output_tokens * 1e-5
+        assert rec.agent.cost_usd == pytest.approx(cost) and t["final_metrics"]["total_cost_usd"] == pytest.approx(cost)
+        assert sum(s["metrics"]["cost_usd"] for s in agent_steps) == pytest.approx(cost)
     assert "valid ATIF" in harbor_loads(*files)
+    assert f"${cost:,.4f}" in (Path(result.job_dir) / "report.md").read_text()

@@ -38,3 +38,15 @@ def test_cost_unknown_partial_and_known(tmp_path):
     assert pi[-2] == "$1.2500"
     assert codex[-4:-2] == ["300", "30"]
     assert oracle[-4:-1] == ["—", "—", "unknown"]  # a reference harness has no tokens; cost still never 0
+
+
+def test_the_price_tables_cost_wins_over_the_clis_own(tmp_path):
+    """A trial priced from the price table (``agent.cost_usd``, over the gateway's counts) shows that
+    cost in report.md and results.json, even where the CLI reported its own; unpriced, the CLI's stands."""
+    priced = make_trial("a", "claude", usage=Usage(input_tokens=300, output_tokens=30, cost_usd=0.25))
+    priced.agent = priced.agent.model_copy(update={"cost_usd": 0.125})
+    trials = [priced, make_trial("b", "claude", usage=Usage(input_tokens=1, output_tokens=1, cost_usd=0.5))]
+    job_dir = write_job_dir(tmp_path, make_job(trials, harnesses=["claude"]), trials)
+    results = load_results(job_dir)
+    assert results.summaries[0].cost_usd == 0.625 and results.summaries[0].cost_trials == 2
+    assert _summary_row(render_markdown(results), "claude")[-2] == "$0.6250"

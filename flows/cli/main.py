@@ -30,7 +30,7 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
          "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build",
-         "fail_on_invalid": "--fail-on-invalid"}
+         "fail_on_invalid": "--fail-on-invalid", "prices": "--prices"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 ORDER_HELP = ("Start order of the trials: expected (longest expected duration first: the task's earlier run "
               "times on this machine, else its metadata estimate, else its agent timeout), name, or random.")
@@ -112,6 +112,10 @@ def run(
         help="Exit 1 when trials are invalid, ended by a tbflow error or left without a record: bare (any), more "
              "than N, or more than P percent (as `tbflow report --fail-on-invalid`); the job's Prefect run ends "
              "Failed, named 'Not all scored'."),
+    prices: Optional[Path] = typer.Option(
+        None, "--prices", metavar="FILE", dir_okay=False,
+        help="Model price table for costs (LiteLLM's model_prices_and_context_window.json format, JSON or TOML); "
+             "its entries win over tbflow's pinned default table. An unpriced model's cost stays unknown."),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid.
 
@@ -123,7 +127,8 @@ def run(
                      harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
-                     max_log_mb=max_log_mb, order=order, order_seed=seed, fail_on_invalid=fail_on_invalid))
+                     max_log_mb=max_log_mb, order=order, order_seed=seed, fail_on_invalid=fail_on_invalid,
+                     prices=str(prices) if prices else None))
 
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))

@@ -20,6 +20,7 @@ it ``Refused`` with the same one line).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -28,6 +29,7 @@ from flows.job.model_keys import KeySecrets, check_key_variables
 from harnesses.plugins import DECLARED_PATTERN, IMPORT_PATTERN
 from harnesses.registry import available_names, resolve_harness
 from tasks_lib.errors import InputError
+from tasks_lib.pricing.price_table import load_price_table
 from tasks_lib.job.job_name_template import TEMPLATE_PATTERN, render_job_name
 from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB, OrderMode
 from tasks_lib.report.invalid_gate import parse_threshold
@@ -110,6 +112,10 @@ OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=rand
 Build = Annotated[bool, Field(description=(
     "Build every task's image from its environment/Dockerfile, even when [environment] docker_image names one "
     "(default: that image if present locally, else pulled, else built)."))]
+Prices = Annotated[Optional[str], Field(description=(
+    "A model price table for the trials' costs (per step and per trial, in trajectory.json, the record and "
+    "report.md): LiteLLM's model_prices_and_context_window.json format, JSON or TOML; its entries win over "
+    "tbflow's pinned default table (docs/trajectories.md). A model priced in neither has an unknown cost."))]
 ForceNew = Annotated[bool, Field(description="If the job exists with another identity, start a new job directory "
                                              "instead of refusing.")]
 
@@ -143,6 +149,19 @@ class JobConfig(BaseModel):
     order_seed: OrderSeed = None
     fail_on_invalid: FailOnInvalid = None
     key_secrets: KeySecrets = Field(default_factory=dict)
+    prices: Prices = None
+
+    @field_validator("prices")
+    @classmethod
+    def _a_price_table(cls, path: str | None) -> str | None:
+        """Read now, so a bad table is refused before any trial runs, naming the file and the entry."""
+        if path is not None:
+            try:
+                load_price_table(Path(path))
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
+            return str(Path(path).resolve())
+        return path
 
     @field_validator("fail_on_invalid", mode="before")
     @classmethod

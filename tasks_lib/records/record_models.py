@@ -84,6 +84,15 @@ class AgentOutcome(BaseModel):
     #: its thread, what it did later is not part of the trial (tasks_lib/trial/host_run.py)
     abandoned: bool = False
 
+    @property
+    def trial_cost_usd(self) -> float | None:
+        """The trial's cost: the price table's over the gateway's counts when every call was priced
+        (the same rule for every harness, and the user's table wins), else the CLI's own figure,
+        else None (unknown, never 0)."""
+        if self.cost_usd is not None:
+            return self.cost_usd
+        return self.usage.cost_usd if self.usage else None
+
 
 class KillOutcome(BaseModel):
     """What kill-process-groups did before the verifier ran.

@@ -146,7 +146,7 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         value, used, short = mean_pass_at_k([(n, c) for n, c in per_task.values()], k)
         pass_k.append(PassAtK(k=k, value=value, tasks=used, tasks_short=short))
     usages = [t.record.agent.usage for t in trials if t.record.agent and t.record.agent.usage]
-    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+    costs = [c for c in (t.record.agent.trial_cost_usd for t in trials if t.record.agent) if c is not None]
     harness_kind = trials[0].record.harness_kind if trials else None
     return HarnessSummary(
         harness=harness,

@@ -122,8 +122,10 @@ class HarnessSummary(BaseModel):
     input_tokens: int | None = Field(default=None, description="None when no trial reported usage.")
     output_tokens: int | None = None
     usage_trials: int = Field(default=0, description="Trials whose harness reported usage.")
-    cost_usd: float | None = Field(default=None, description="None when no trial reported a cost; never a made-up 0.")
-    cost_trials: int = Field(default=0, description="Trials that reported a cost (the sum covers only these).")
+    cost_usd: float | None = Field(default=None, description=(
+        "Sum of the trials' costs: each from the price table over the gateway's token counts, else the CLI's own "
+        "figure; None when no trial's cost is known, never a made-up 0."))
+    cost_trials: int = Field(default=0, description="Trials whose cost is known (the sum covers only these).")
     duration_sec: float = Field(default=0.0, description="Sum of trial durations.")
 
 

@@ -15,6 +15,7 @@ trial's verdict: the agent's requests are the agent's, and a transcript is a vie
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -38,6 +39,12 @@ def job_prices(job_dir: Path) -> PriceTable:
     table = default_price_table()
     own = job_dir / JOB_PRICES_FILE
     return load_price_table(own).over(table) if own.is_file() else table
+
+
+def keep_job_prices(job_dir: Path, table: Path) -> None:
+    """Copy the user's price table into the job directory, where every worker of the job finds it."""
+    prices = {name: price.model_dump(exclude_none=True) for name, price in load_price_table(table).prices.items()}
+    write_atomic(job_dir / JOB_PRICES_FILE, json.dumps(prices, indent=1, sort_keys=True) + "\n")
 
 
 def with_trajectory(outcome: AgentOutcome, spec: TrialSpec, harness_version: str, trial_dir: Path,
