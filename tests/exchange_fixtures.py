@@ -73,8 +73,9 @@ def _continued(api: str, first: dict, call_reply: dict) -> dict:
                                                            "content": [{"type": "text", "text": OUTPUT}]}]}]
     else:
         call = call_reply["candidates"][0]["content"]
+        name = call["parts"][0]["functionCall"]["name"]  # the mock's call has no id; gemini-cli sends its own
         body["contents"] += [call, {"role": "user", "parts": [{"functionResponse": {
-            "name": call["parts"][0]["functionCall"]["name"], "response": {"output": OUTPUT}}}]}]
+            "id": f"{name}-1700000000000-abc", "name": name, "response": {"output": OUTPUT}}}]}]
     return body
 
 

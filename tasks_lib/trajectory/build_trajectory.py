@@ -82,14 +82,15 @@ def _new_inputs(state: _State, history: list[Item]) -> None:
 
 
 def _observe(state: _State, item: Item) -> None:
-    step = state.by_call.get(item.call_id or "")
+    call_id = item.call_id if item.call_id in state.by_call else item.call_name
+    step = state.by_call.get(call_id or "")
     if step is None:  # a result of a call this recording never saw: shown, unlinked
         step = next((s for s in reversed(state.steps) if s.source == "agent"), None)
         if step is None:
             return
         result = ObservationResult(content=item.text, extra={"call_id": item.call_id})
     else:
-        result = ObservationResult(source_call_id=item.call_id, content=item.text)
+        result = ObservationResult(source_call_id=call_id, content=item.text)
     if step.observation is None:
         step.observation = Observation(results=[])
     step.observation.results.append(result)

@@ -18,11 +18,13 @@ from tasks_lib.safe_json import loads_bounded
 
 @dataclass(frozen=True)
 class Item:
-    """One entry of a request's history: ``tool`` items are results of the call ``call_id``."""
+    """One entry of a request's history: ``tool`` items are results of the call ``call_id`` (or,
+    when no call has that id, of the call named by ``call_name``: Gemini's calls may carry no id)."""
 
     role: Literal["system", "user", "assistant", "tool"]
     text: str
     call_id: str | None = None
+    call_name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def items(request: dict) -> list[Item]:
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
                 found.append(Item("tool", _response_text(response.get("response")),
-                                  response.get("id") or response.get("name")))
+                                  response.get("id") or response.get("name"), response.get("name")))
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 found.append(Item("user", part["text"]))
     return found
