@@ -19,6 +19,7 @@ the model added, not with the square of the turns (bench/RESULTS.md).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from tasks_lib.gateway.exchange.history_delta import WINDOW, delta
 from tasks_lib.gateway.exchange.sse_reassembly import reassemble, sse_events
 from tasks_lib.safe_json import loads_bounded
 
+_log = logging.getLogger(__name__)
 #: a trial's recording takes bodies up to this many bytes; then only status, timing and tokens
 MAX_TRIAL_BYTES = 256 * 1024 * 1024
 #: a body that is not JSON is kept as text up to this many characters
@@ -76,18 +78,28 @@ class ExchangeRecorder:
             self._trials.pop(trial_id, None)
 
     def record(self, trial_id: str, method: str, path: str, out: Booked, t0: float) -> None:
-        """Append one booked request to the trial's recording (nothing when it is not recorded)."""
+        """Append one booked request to the trial's recording (nothing when it is not recorded).
+
+        Never raises: it runs in the forwarding path, and a recording that cannot be written (a
+        full disk, a bug on an odd body) must not cut the agent's reply. The trial's recording
+        stops there, and the log says why.
+        """
         elapsed = time.monotonic() - t0
         with self._lock:
             trial = self._trials.get(trial_id)
             if trial is None:
                 return
-            trial.seq += 1
-            entry = _entry(trial, trial.seq, method, path, out, elapsed)
-            line = self._scrub(entry.model_dump_json(exclude_defaults=True)) + "\n"
-            trial.written += len(line)
-            with trial.path.open("a", encoding="utf-8") as fh:
-                fh.write(line)
+            try:
+                trial.seq += 1
+                entry = _entry(trial, trial.seq, method, path, out, elapsed)
+                line = self._scrub(entry.model_dump_json(exclude_defaults=True)) + "\n"
+                trial.written += len(line)
+                with trial.path.open("a", encoding="utf-8") as fh:
+                    fh.write(line)
+            except Exception as exc:  # noqa: BLE001 (see the docstring)
+                del self._trials[trial_id]
+                _log.warning("trial %s: its model exchange is no longer recorded: %s: %s", trial_id,
+                             type(exc).__name__, self._scrub(str(exc))[:300])
 
 
 def _entry(trial: _Trial, seq: int, method: str, path: str, out: Booked, elapsed: float) -> ExchangeEntry:
