@@ -158,9 +158,9 @@ def _run_job(p: JobPlan, logger) -> JobResult:
     store = JobStore(p.job_dir)
     record = job_record(p)
     record.order = p.order
-    store.write_job(record)
-    if p.config.prices:
+    if p.config.prices:  # before job.json: a store mirror uploads it with the job's first write
         keep_job_prices(p.job_dir, Path(p.config.prices))
+    store.write_job(record)
     remove_orphans(p.job_dir, p.job_id)  # leftovers of a crashed earlier run of this job
     for tid in p.rerun:
         store.archive_trial(tid)

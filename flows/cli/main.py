@@ -171,6 +171,7 @@ def resume(
     if record.dataset_source is not None and record.dataset != cfg.get("dataset"):
         cfg["dataset"] = record.dataset  # name@version as resolved (a name without a version stays that version)
     cfg.pop("key_secrets", None)  # the CLI's keys come from its environment; Secret blocks live on a deployment's server
+    cfg.pop("prices", None)  # the job keeps its own copy (prices.json): the trials of a resume are priced alike
     cfg.update(jobs_dir=jobs_dir, job_name=name, force_new=False,
                rerun_invalid=rerun_invalid, shards=0)  # the CLI runs trials here (shards: docs/deployments.md)
     if concurrency is not None:

@@ -49,6 +49,8 @@ REPORT_FILES = ("results.json", "report.md", "junit.xml", "report.html")
 REPORT_PAGES = "report-trials"
 #: what a trial page shows beyond the tails: fetched for every trial, passed or not
 _TRIAL_PAGE_INPUTS = ("trajectory.json", "verifier/ctrf.json")
+#: the job's price table (``tbflow run --prices``), read by every worker that writes a trajectory
+PRICES_FILE = "prices.json"
 #: job-level log dirs: the model gateway's request logs (one file per host and process), build-ahead logs
 JOB_LOG_DIRS = ("gateway", ".builds")
 #: object stores with buckets: a missing bucket is a user error, not something to create
@@ -143,7 +145,8 @@ class JobMirror:
         out: dict[str, int] = {}
         for path, info in self.fs.find(self.root, detail=True).items():
             rel = path[len(self.root) + 1:]
-            if rel == JOB_FILE or (rel.endswith("/" + TRIAL_FILE) and rel.split("/")[0] in ("trials", "attempts")):
+            record = rel.endswith("/" + TRIAL_FILE) and rel.split("/")[0] in ("trials", "attempts")
+            if rel in (JOB_FILE, PRICES_FILE) or record:
                 out[rel] = int(info.get("size") or 0)
         return out
 
@@ -263,7 +266,7 @@ class JobMirror:
         """Upload ``job.json`` and the report files that exist. Never raises (see ``trial_recorded``)."""
         try:
             pages = sorted((self.local / REPORT_PAGES).glob("*.html"))
-            for name in (JOB_FILE, *(p.relative_to(self.local).as_posix() for p in pages), *REPORT_FILES):
+            for name in (JOB_FILE, PRICES_FILE, *(p.relative_to(self.local).as_posix() for p in pages), *REPORT_FILES):
                 if (self.local / name).is_file():
                     self.fs.put_file(str(self.local / name), self._remote(name))
             with self._guard:

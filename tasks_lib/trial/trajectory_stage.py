@@ -24,12 +24,11 @@ from tasks_lib.gateway.exchange.exchange_reader import read_exchange
 from tasks_lib.pricing.price_table import PriceTable, default_price_table, load_price_table
 from tasks_lib.records.record_models import AgentOutcome, TrialSpec
 from tasks_lib.store.job_store import write_atomic
+from tasks_lib.store.remote_store import PRICES_FILE as JOB_PRICES_FILE
 from tasks_lib.trajectory.atif_models import Agent
 from tasks_lib.trajectory.build_trajectory import build_trajectory
 
 TRAJECTORY_FILE = "trajectory.json"
-#: the job's own price table, in the job directory (``tbflow run --prices``)
-JOB_PRICES_FILE = "prices.json"
 
 _log = logging.getLogger(__name__)
 
