@@ -9,14 +9,12 @@ bench/trial_overhead.py). Also reported per run: when the first trial started (i
 Modes (PREFECT_HOME persistent and used once before, so its SQLite database exists and is migrated):
   first       no server runs: the command starts the warm local server (the default; stopped
               again before each run with ``tbflow server stop``)
-  warm        the warm server a previous command left running is reused, and the command is run
-              by the prefork that command left (flows/local_server/prefork_main.py; the default, second and later
-              commands within TBFLOW_SERVER_IDLE_SEC)
-  warm-no-prefork  the same with TBFLOW_PREFORK=0: the command imports Prefect itself
+  warm        the warm server a previous command left running is reused (the default, second and
+              later commands within TBFLOW_SERVER_IDLE_SEC)
   per-command TBFLOW_SERVER_IDLE_SEC=0: a server of the command's own, stopped with it
   configured  PREFECT_API_URL points at a running server (started here, before the runs)
 
-Usage: .venv/bin/python bench/cold_start.py [--runs N] [--mode first|warm|warm-no-prefork|per-command|configured|all]
+Usage: .venv/bin/python bench/cold_start.py [--runs N] [--mode first|warm|per-command|configured|all]
                                             [--concurrency N] [--phases]
 Target: ratio <= 3.
 """
@@ -83,12 +81,8 @@ def main() -> None:
             server = _start_configured_server(run_env)
         if mode == "per-command":
             run_env["TBFLOW_SERVER_IDLE_SEC"] = "0"
-        if mode == "warm-no-prefork":
-            run_env["TBFLOW_PREFORK"] = "0"
-        if mode.startswith("warm"):
+        if mode == "warm":
             timed_run(ds, work / "warm-start", run_env, args.concurrency)  # leaves the server running
-            if mode == "warm":
-                _wait_for_prefork(run_env)  # what the previous command left: ready a few seconds after it
         runs = []
         for i in range(args.runs):
             if mode == "first":
@@ -110,7 +104,7 @@ def main() -> None:
               f"cold-start ratio {wall / floor:.2f}")
 
 
-MODES = ["first", "warm", "warm-no-prefork", "per-command", "configured"]
+MODES = ["first", "warm", "per-command", "configured"]
 
 
 def _stop_warm_server(env: dict) -> None:
@@ -125,22 +119,6 @@ def _stop_warm_server(env: dict) -> None:
     stat = Path(f"/proc/{pid}/stat")
     while stat.exists() and ") Z " not in stat.read_text():
         time.sleep(0.1)
-
-
-def _wait_for_prefork(env: dict) -> None:
-    """Wait until the prefork the last command started at its exit has imported (its log says
-    ``ready`` once it has) and still runs."""
-    import re
-
-    log = Path(env["PREFECT_HOME"]) / "tbflow-prefork.log"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        text = log.read_text() if log.is_file() else ""
-        ready = re.findall(r"tbflow prefork (\d+): ready", text)
-        if ready and Path(f"/proc/{ready[-1]}").exists() and f"prefork {ready[-1]}: stopped" not in text:
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"no prefork became ready (see {log})")
 
 
 PHASES = {

@@ -10,8 +10,8 @@ listing what each form said, in one line (the CLI exits 2); a ``.toml`` file tha
 harness file is one at once, naming the file and the field.
 
 Resolution is cached per process and reference, so every trial of a job uses the same class
-objects; a command is a new process (the prefork forks one per command and never resolves a
-plug-in itself), so an edited or newly installed plug-in is seen by the next command.
+objects; a command is a new process, so an edited or newly installed plug-in is seen by the next
+command.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from flows.local_server.prefect_settings import configure_embedded_prefect  # no
 
 def _own_prefect_home_per_worker() -> None:
     """Under pytest-xdist each worker gets its own ``PREFECT_HOME`` below the session's, set before
-    Prefect is imported: one SQLite database, warm server and prefork per worker, so the tbflow
+    Prefect is imported: one SQLite database and warm server per worker, so the tbflow
     commands of two workers never wait on each other's database lock or share a server."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
@@ -40,11 +40,8 @@ configure_embedded_prefect()
 # tbflow commands started by tests use the warm server, as a user's do (README.md, "Prefect"): one
 # per worker (its own PREFECT_HOME), started by the worker's first command and stopped at the end
 # of the session, instead of a Prefect start-up in every command. Tests of stopping and killing a
-# command, which assert that nothing of it outlives it, ask for ``per_command_server``. The
-# prefork (its own tests: test_command_handed_to_prefork.py) is off: a job run in the prefork's
-# child has another pid than the command a test started and signals.
+# command, which assert that nothing of it outlives it, ask for ``per_command_server``.
 os.environ.setdefault("TBFLOW_SERVER_IDLE_SEC", "1800")
-os.environ.setdefault("TBFLOW_PREFORK", "0")
 
 BASE_IMAGE = "tbflow/base:bookworm"
 

@@ -7,7 +7,6 @@ are found by the job directory label, so other jobs on the machine are never tou
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -95,12 +94,3 @@ def running_job_containers(client, job_dir: Path) -> list[str]:
 def server_processes(tbflow_pid: int) -> list[int]:
     """The local server process(es) tbflow started (its Prefect server, or the guard of a configured one)."""
     return [p for p in descendants(tbflow_pid) if "flows.local_server.warm_server_main" in cmdline(p)]
-
-
-def preforks(home: Path) -> list[int]:
-    """Live prefork processes (flows/local_server/prefork_main.py; not their children) of this PREFECT_HOME."""
-    log = home / "tbflow-prefork.log"
-    if not log.is_file():
-        return []
-    pids = {int(m) for m in re.findall(r"tbflow prefork (\d+): ready", log.read_text())}
-    return sorted(p for p in pids if alive(p) and "flows.local_server.prefork_main" in cmdline(p))

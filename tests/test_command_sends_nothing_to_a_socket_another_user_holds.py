@@ -1,18 +1,14 @@
-"""The prefork's and the warm server's socket names are abstract (no file, no permissions): any
-local user can bind them first. A command must then send nothing there (the prefork is sent the
-whole environment, API keys included, and the terminal) and believe nothing from there (the warm
-server's ``ok API_URL``), and still do its work itself (flows/local_server/socket_peer.py). The stranger is a
+"""The warm server's socket name is abstract (no file, no permissions): any local user can bind
+it first. A command must then believe nothing from there (the warm server's ``ok API_URL``), and still do its work itself (flows/local_server/socket_peer.py). The stranger is a
 forked child running as ``nobody`` (tests/socket_stranger.py)."""
 
 import os
 import socket
 import subprocess
-import sys
 
 import pytest
 
 from flows.local_server import warm_server
-from flows.local_server.prefork_client import socket_name as prefork_socket
 from flows.local_server.warm_server_main import socket_name as server_socket
 from flows.local_server.socket_peer import UntrustedPeer, check_server
 from socket_stranger import Received, Stranger
@@ -25,30 +21,7 @@ def _env(tmp_path) -> dict[str, str]:
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect-home"), TBFLOW_SERVER_IDLE_SEC="300",
                OPENAI_API_KEY=SECRET)
     env.pop("PREFECT_API_URL", None)
-    env.pop("TBFLOW_PREFORK", None)  # the suite turns it off (tests/conftest.py)
     return env
-
-
-def _prefork_key(env) -> str:
-    code = ("from flows.local_server.prefect_settings import configure_embedded_prefect; configure_embedded_prefect(); "
-            "from flows.local_server.prefork_client import prefork_key; print(prefork_key())")
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
-def test_command_sends_nothing_to_a_prefork_socket_another_user_holds(tmp_path):
-    env = _env(tmp_path)
-    missing = tmp_path / "no-such-job"
-    with Stranger(prefork_socket(_prefork_key(env)), socket.SOCK_SEQPACKET, reply=b"pid 1") as stranger:
-        done = subprocess.run([*TBFLOW, "resume", str(missing)], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=120)
-    assert stranger.received == Received(connections=1, data=b"", fds=0)
-    # the command ran itself: resume's own refusal, not "ended without an exit code" from a fake prefork
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "tbflow: error:" in done.stderr and str(missing) in done.stderr, done.stderr
-    [warning] = [line for line in done.stderr.splitlines() if line.startswith("tbflow: warning:")]
-    assert f"of uid {stranger.uid}" in warning or "another program" in warning, warning
-    assert not (tmp_path / "prefect-home" / "tbflow-prefork.log").exists(), "a prefork was started anyway"
 
 
 def test_warm_server_client_believes_no_answer_from_a_socket_another_user_holds(tmp_path, monkeypatch):
@@ -80,7 +53,7 @@ def test_a_listener_of_this_user_that_is_another_program_is_not_trusted():
     try:
         client.connect(name)
         with pytest.raises(UntrustedPeer, match=f"held by pid {os.getpid()} .*another program"):
-            check_server(client, "flows.local_server.prefork_main", "somekey")
+            check_server(client, "flows.local_server.warm_server_main", "somekey")
     finally:
         client.close()
         listener.close()

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from task_factory import make_task
-from tbflow_process import ROOT, TBFLOW, alive, cmdline, job_containers, preforks, running_job_containers, wait_until
+from tbflow_process import ROOT, TBFLOW, alive, cmdline, job_containers, running_job_containers, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -48,7 +48,7 @@ def warm_env(tmp_path):
     env.pop("PREFECT_API_URL", None)
     yield home, env
     subprocess.run([*TBFLOW, "server", "stop"], cwd=ROOT, env=env, capture_output=True, timeout=60)
-    wait_until(lambda: not daemons(home) and not preforks(home), 60, "the warm server and its prefork to stop")
+    wait_until(lambda: not daemons(home), 60, "the warm server to stop")
 
 
 def tbflow(env, *args, timeout=600):

@@ -27,7 +27,6 @@ STARTED_FIRST = (
     "test_shard_that_keeps_crashing_rerun_at_most_n_times.py",
     "test_shards_share_job_through_s3_store.py",
     "test_job_in_s3_store_resumed_elsewhere_keeps_records.py",
-    "test_command_handed_to_prefork.py",
     "test_kill_9_leaves_no_prefect_server.py",
     "test_refused_shard_is_not_rerun.py",
     "test_example_plugin_runs_through_a_deployment.py",

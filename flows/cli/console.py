@@ -8,8 +8,8 @@ sent raw to the terminal (an ``ESC]52`` from the container would write the clipb
 
 The Rich consoles are built where they are used, never at import: a Rich console decides
 at construction whether its file is a terminal, its colours and its width (``NO_COLOR``,
-``FORCE_COLOR``, ``TERM``, ``COLUMNS``). The prefork (flows/local_server/prefork_main.py) imports this module long
-before it receives a command's terminal; consoles built then would be the prefork's log file's.
+``FORCE_COLOR``, ``TERM``, ``COLUMNS``), so a console built at import would miss a change made
+after it (a test's ``NO_COLOR``, a redirected stream).
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from flows.job.job_config import JobConfig
 from flows.job.job_plan import JobPlan, lock_job, pinned, plan
 from flows.job.job_result import job_record, result_of
 from flows.local_server.warm_server import SharedServer
-from flows.local_server.prefork_client import adopt_environment
 from tasks_lib import interrupts
 from tasks_lib.container.docker_client import preflight
 from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
@@ -134,7 +133,6 @@ def start(config: JobConfig, server: Server | None, start_server: Callable[[], S
         import flows.job_flow  # noqa: F401 - importing the job flow (and Prefect) overlaps the server's start
 
         server.wait_ready()
-        adopt_environment()  # in a prefork's child: Prefect re-reads the now final environment
         return Started(config, planned, lock, server)
     except KeyboardInterrupt:
         release(lock)

@@ -215,26 +215,14 @@ gc_cli.register(app)  # here, not in main(): tests drive ``app`` directly and it
 
 
 def main() -> None:
-    import sys
-
-    from flows.local_server.prefork_client import try_handoff
-
-    code = try_handoff(sys.argv)  # run by an already-imported process when one is up (flows/local_server/prefork_main.py)
-    if code is not None:
-        raise SystemExit(code)
     from flows.cli import datasets_cli, export_cli, harnesses_cli, report_cli, server_cli
-    from flows.local_server.fast_exit import exit_now
 
     report_cli.register(app)
     export_cli.register(app)
     server_cli.register(app)
     datasets_cli.register(app)
     harnesses_cli.register(app)
-    try:
-        app(prog_name="tbflow")
-    except SystemExit as exc:
-        exit_now(exc)
-        raise
+    app(prog_name="tbflow")
 
 
 if __name__ == "__main__":

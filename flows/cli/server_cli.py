@@ -61,9 +61,8 @@ def status() -> None:
 def stop(any_server: bool = typer.Option(False, "--any", help="Also stop a server another tbflow (another "
                                          "checkout or venv) runs for this PREFECT_HOME.")) -> None:
     """Stop this tbflow's warm server now, or as soon as the commands attached to it have finished."""
-    from flows.local_server import prefork_client, warm_server
+    from flows.local_server import warm_server
 
-    prefork_client.request_stop()  # the process that runs commands for this server's configuration, too
     info = _status()
     other = _others(info) if info is not None else None
     if other is not None and not any_server:

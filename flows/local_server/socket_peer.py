@@ -1,10 +1,9 @@
 """Who is at the other end of one of tbflow's abstract unix sockets, asked of the kernel
 (``SO_PEERCRED``) before anything is sent to it or believed from it.
 
-Why: an abstract socket name (``\\0tbflow-prefork-KEY``, ``\\0tbflow-server-KEY``) has no file and
-so no permissions: any process on the machine, of any user, can bind the name first. The prefork
-(flows/local_server/prefork_main.py) is sent the command's whole environment, model API keys included, and its
-terminal; the warm server (flows/local_server/warm_server_main.py) is told where the Prefect API is. So both ends
+Why: an abstract socket name (``\\0tbflow-server-KEY``) has no file and so no permissions: any
+process on the machine, of any user, can bind the name first. The warm server
+(flows/local_server/warm_server_main.py) tells commands where the Prefect API is. So both ends
 check: the servers answer only their own uid (``same_user``), and the commands talk only to a
 process of their own uid that runs the expected ``python -m MODULE KEY`` (``check_server``). The
 uid is the boundary (the kernel records it when the peer called ``listen``, it cannot be forged);

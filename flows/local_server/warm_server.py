@@ -211,7 +211,7 @@ def log_path(log_name: str) -> Path:
 def spawn_background(module: str, args: list[str], log_name: str, extra_env: dict[str, str] | None = None) -> None:
     """Start ``python -m MODULE ARGS`` in a session of its own, outliving this command, with the
     allowlisted environment (``daemon_env``) and its output appended to ``PREFECT_HOME/LOG_NAME``
-    (started afresh past 10 MiB). The warm server and the prefork (flows/local_server/prefork_main.py) start so."""
+    (started afresh past 10 MiB). The warm server starts so."""
     home = prefect_home()
     root = str(Path(__file__).resolve().parents[1])
     env = daemon_env()
