@@ -7,14 +7,11 @@ bench/trial_overhead.py). Also reported per run: when the first trial started (i
 ``started_at``) and when the command returned, both from the command's start.
 
 Modes (PREFECT_HOME persistent and used once before, so its SQLite database exists and is migrated):
-  first       no server runs: the command starts the warm local server (the default; stopped
-              again before each run with ``tbflow server stop``)
-  warm        the warm server a previous command left running is reused (the default, second and
-              later commands within TBFLOW_SERVER_IDLE_SEC)
-  per-command TBFLOW_SERVER_IDLE_SEC=0: a server of the command's own, stopped with it
-  configured  PREFECT_API_URL points at a running server (started here, before the runs)
+  per-command no PREFECT_API_URL (the default): a server of the command's own, stopped with it
+  configured  PREFECT_API_URL points at a running server (``tbflow server start``, before the runs;
+              the way to reuse one server across commands, docs/local-server.md)
 
-Usage: .venv/bin/python bench/cold_start.py [--runs N] [--mode first|warm|per-command|configured|all]
+Usage: .venv/bin/python bench/cold_start.py [--runs N] [--mode per-command|configured|all]
                                             [--concurrency N] [--phases]
 Target: ratio <= 3.
 """
@@ -64,35 +61,24 @@ def main() -> None:
     ds = work / "ds"
     for name in ("t1", "t2", "t3"):
         make_task(ds, name, solve="echo ok > /app/done\n", check="[ -f /app/done ]")
-    env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"), TBFLOW_SERVER_IDLE_SEC="600")
+    env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"))
     env.pop("PREFECT_API_URL", None)
     t = time.perf_counter()
     timed_run(ds, work / "warm-up", env)  # builds the image, creates and migrates the database
-    _stop_warm_server(env)
     print(f"warm-up (fresh PREFECT_HOME, image build): {time.perf_counter() - t:.2f} s")
     if args.phases:
-        print(json.dumps(phases(ds, work, dict(env, TBFLOW_SERVER_IDLE_SEC="0")), indent=1))
+        print(json.dumps(phases(ds, work, env), indent=1))
     out: dict = {}
     modes = MODES if args.mode == "all" else [args.mode]
     for mode in modes:
         run_env = dict(env)
-        server = None
         if mode == "configured":
-            server = _start_configured_server(run_env)
-        if mode == "per-command":
-            run_env["TBFLOW_SERVER_IDLE_SEC"] = "0"
-        if mode == "warm":
-            timed_run(ds, work / "warm-start", run_env, args.concurrency)  # leaves the server running
-        runs = []
-        for i in range(args.runs):
-            if mode == "first":
-                _stop_warm_server(run_env)
-            runs.append(timed_run(ds, work / f"{mode}-{i}", run_env, args.concurrency))
-        if server is not None:
-            server.terminate()
-            server.wait()
-        _stop_warm_server(run_env)
-        out[mode] = runs
+            _start_configured_server(run_env)
+        try:
+            out[mode] = [timed_run(ds, work / f"{mode}-{i}", run_env, args.concurrency) for i in range(args.runs)]
+        finally:
+            if mode == "configured":
+                _cli(["server", "stop"], run_env)
     floors = [sum(floor_cli(IMAGE, 3)) for _ in range(args.runs)]
     floor = statistics.median(floors)
     print(f"concurrency {args.concurrency}")
@@ -104,21 +90,12 @@ def main() -> None:
               f"cold-start ratio {wall / floor:.2f}")
 
 
-MODES = ["first", "warm", "per-command", "configured"]
+MODES = ["per-command", "configured"]
 
 
-def _stop_warm_server(env: dict) -> None:
-    """Stop the warm server of this PREFECT_HOME and wait until its process is gone."""
-    status = subprocess.run([sys.executable, "-m", "flows.cli.main", "server", "status"], cwd=ROOT, env=env,
-                            capture_output=True, text=True)
-    if status.returncode != 0:
-        return
-    pid = json.loads(status.stdout)["pid"]
-    subprocess.run([sys.executable, "-m", "flows.cli.main", "server", "stop"], cwd=ROOT, env=env,
-                   capture_output=True, check=True)
-    stat = Path(f"/proc/{pid}/stat")
-    while stat.exists() and ") Z " not in stat.read_text():
-        time.sleep(0.1)
+def _cli(args: list[str], env: dict) -> str:
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, check=True).stdout
 
 
 PHASES = {
@@ -150,15 +127,14 @@ def phases(ds: Path, work: Path, env: dict) -> dict:
     return out
 
 
-def _start_configured_server(env: dict) -> subprocess.Popen:
-    """A running Prefect server (tbflow's own server process, kept alive by this script)."""
-    code = ("import sys, time; sys.path.insert(0, %r)\n"
-            "from flows.local_server.prefect_settings import configure_embedded_prefect; configure_embedded_prefect()\n"
-            "from flows.local_server import command_server\n"
-            "s = command_server.start(); s.wait_ready(); print(s.api_url, flush=True); time.sleep(3600)\n" % str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-    env["PREFECT_API_URL"] = proc.stdout.readline().strip()
-    return proc
+def _start_configured_server(env: dict) -> None:
+    """A running Prefect server, as a user starts it (``tbflow server start``), for the runs."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env["PREFECT_API_URL"] = _cli(["server", "start", "--port", str(port)], env).strip().split("=", 1)[1]
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def _tree_rss(pid: int) -> tuple[int, int]:
 def run_job(ds: Path, task: str, jobs: Path) -> dict:
     proc = subprocess.Popen([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--include", task,
                              "--jobs-dir", str(jobs), "--job-name", task], cwd=ROOT,
-                            env=dict(os.environ, TBFLOW_SERVER_IDLE_SEC="0"),  # its server in the sampled tree
+                            env={k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"},  # its server in the tree
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak_main = peak_tree = 0
     out: list[str] = []

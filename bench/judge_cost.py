@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--profile", default="")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tbflow-judge-cost-"))
-    env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"), TBFLOW_SERVER_IDLE_SEC="600")
+    env = dict(os.environ, PREFECT_HOME=str(work / "prefect-home"))
     env.pop("PREFECT_API_URL", None)
     ds = dataset(work / "ds", args.tasks)
     one = work / "one"
@@ -101,7 +101,7 @@ def main() -> None:
     cgroup.mkdir()
     n = args.tasks * args.attempts
     try:
-        big_env = dict(env, TBFLOW_SERVER_IDLE_SEC="0", **({"JUDGE_COST_PROFILE": args.profile} if args.profile else {}))
+        big_env = dict(env, **({"JUDGE_COST_PROFILE": args.profile} if args.profile else {}))
         big = tbflow_run(ds, jobs, "big", big_env, "--attempts", str(args.attempts), "--concurrency",
                          str(args.concurrency), cgroup=cgroup)
         cpu = int((cgroup / "cpuacct.usage").read_text()) / 1e9

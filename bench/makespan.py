@@ -139,10 +139,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tbflow-bench-makespan-") as tmp:
         ds, jobs = Path(tmp) / "ds", Path(tmp) / "jobs"
         make_dataset(ds, sleeps)
-        # a server per command (TBFLOW_SERVER_IDLE_SEC=0), so the sampled process tree holds it:
+        # a server per command (no PREFECT_API_URL), so the sampled process tree holds it:
         # the peak RSS is tbflow's with its server (the makespan excludes the server's start)
         env = dict(os.environ, PREFECT_HOME=str(Path(tmp) / "prefect"),
-                   TBFLOW_HISTORY=str(Path(tmp) / "history.sqlite"), TBFLOW_SERVER_IDLE_SEC="0")
+                   TBFLOW_HISTORY=str(Path(tmp) / "history.sqlite"))
         run_job(ds, jobs, "warmup", "nop", "name", 4, env)  # builds every image
         for conc in (int(x) for x in args.concurrency.split(",")):
             fresh = dict(env, TBFLOW_HISTORY=str(Path(tmp) / f"empty-history-{conc}.sqlite"))

@@ -23,7 +23,7 @@ from flows.local_server.prefect_settings import configure_embedded_prefect  # no
 
 def _own_prefect_home_per_worker() -> None:
     """Under pytest-xdist each worker gets its own ``PREFECT_HOME`` below the session's, set before
-    Prefect is imported: one SQLite database and warm server per worker, so the tbflow
+    Prefect is imported: one SQLite database and shared server per worker, so the tbflow
     commands of two workers never wait on each other's database lock or share a server."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
@@ -37,11 +37,6 @@ def _own_prefect_home_per_worker() -> None:
 _own_prefect_home_per_worker()
 
 configure_embedded_prefect()
-# tbflow commands started by tests use the warm server, as a user's do (README.md, "Prefect"): one
-# per worker (its own PREFECT_HOME), started by the worker's first command and stopped at the end
-# of the session, instead of a Prefect start-up in every command. Tests of stopping and killing a
-# command, which assert that nothing of it outlives it, ask for ``per_command_server``.
-os.environ.setdefault("TBFLOW_SERVER_IDLE_SEC", "1800")
 
 BASE_IMAGE = "tbflow/base:bookworm"
 
@@ -56,18 +51,38 @@ def _own_trial_history(tmp_path, monkeypatch):
 
 @pytest.fixture
 def per_command_server(monkeypatch):
-    """A Prefect server of its own for every tbflow command this test starts (none left after it)."""
-    monkeypatch.setenv("TBFLOW_SERVER_IDLE_SEC", "0")
+    """A Prefect server of its own for every tbflow command this test starts (none left after it):
+    the default of a user's command, without the worker's shared server."""
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _stop_warm_server():
-    """Stop this worker's warm server (if a command started one) when the session ends."""
-    yield
+def _shared_server():
+    """tbflow commands started by tests use one server per worker, as a user's commands do after
+    ``tbflow server start`` (docs/local-server.md), instead of a Prefect start-up in every command.
+    Tests of stopping and killing a command, which assert that nothing of it outlives it, ask for
+    ``per_command_server``. The pytest process's own Prefect (imported at collection) keeps its
+    ephemeral mode; the commands it starts read the URL from their environment."""
+    import socket
     import subprocess
 
-    subprocess.run([sys.executable, "-m", "flows.cli.main", "server", "stop"], cwd=ROOT, capture_output=True,
-                   stdin=subprocess.DEVNULL, timeout=120, check=False)
+    if os.environ.get("PREFECT_API_URL"):
+        yield
+        return
+    with socket.socket() as s:  # a free loopback port (a race with another process is very unlikely)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cli = [sys.executable, "-m", "flows.cli", "server"]
+    done = subprocess.run([*cli, "start", "--port", str(port)], cwd=ROOT, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=180, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    os.environ["PREFECT_API_URL"] = done.stdout.strip().split("=", 1)[1]
+    try:
+        yield
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        subprocess.run([*cli, "stop"], cwd=ROOT, capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+                       check=False)
 
 
 @pytest.fixture(scope="session")

@@ -93,4 +93,4 @@ def running_job_containers(client, job_dir: Path) -> list[str]:
 
 def server_processes(tbflow_pid: int) -> list[int]:
     """The local server process(es) tbflow started (its Prefect server, or the guard of a configured one)."""
-    return [p for p in descendants(tbflow_pid) if "flows.local_server.warm_server_main" in cmdline(p)]
+    return [p for p in descendants(tbflow_pid) if "flows.local_server.server_main" in cmdline(p)]

@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import os, sys
-from flows.local_server import command_server, warm_server
+from flows.local_server import command_server
 server = command_server.start()
 server.wait_ready()
-pid = warm_server.status()["pid"]
+pid = server.proc.pid
 print(os.readlink(f"/proc/{pid}/fd/1"), os.readlink(f"/proc/{pid}/fd/2"), flush=True)
 os.write(os.open(f"/proc/{pid}/fd/2", os.O_WRONLY), b"a line the server printed\\n")
 server.stop()
@@ -29,7 +29,7 @@ server.stop()
 def test_command_server_output_goes_to_its_log_file_not_the_terminal(tmp_path):
     home = tmp_path / "prefect-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(home), TBFLOW_SERVER_IDLE_SEC="0", PYTHONPATH=str(ROOT))
+    env.update(PREFECT_HOME=str(home), PYTHONPATH=str(ROOT))
     run = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=180)
     assert run.returncode == 0, run.stderr

@@ -24,7 +24,7 @@ def test_every_task_run_is_recorded_completed_after_the_process_exits(docker_rea
     home = tmp_path / "prefect-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(home)
-    env["TBFLOW_SERVER_IDLE_SEC"] = "0"  # the command's own server, whose database this test reads after it
+    # no PREFECT_API_URL: the command's own server, whose database this test reads after it
     out = subprocess.run([sys.executable, "-m", "flows.cli.main", "run", str(ds), "--harness", "oracle",
                           "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "j"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

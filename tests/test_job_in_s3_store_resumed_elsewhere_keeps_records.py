@@ -31,9 +31,8 @@ def test_store_job_resumed_from_empty_copy_runs_only_missing(docker_ready, s3, t
     make_task(ds, "env-dump", solve="env > /logs/agent/env.txt\ntr '\\0' '\\n' < /proc/1/environ >> /logs/agent/env.txt\n")
     url = f"s3://{s3.bucket}/team/jobs"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PREFECT_HOME=str(tmp_path / "prefect-home"),
-               TBFLOW_STORE_CACHE=str(tmp_path / "cache-a"),
-               TBFLOW_SERVER_IDLE_SEC="0")  # a home of its own: no warm server left behind in it
-    env.pop("PREFECT_API_URL", None)
+               TBFLOW_STORE_CACHE=str(tmp_path / "cache-a"))
+    env.pop("PREFECT_API_URL", None)  # a home of its own: each command's server stops with it
     first = _cli(["run", str(ds), "--harness", "oracle", "--jobs-dir", url, "--job-name", "j", "-n", "2"],
                  cwd=ROOT, env=env)
     assert first.returncode == 0, first.stdout + first.stderr

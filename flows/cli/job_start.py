@@ -22,7 +22,7 @@ from flows.cli.stopping import StopHandlers, stop_summary
 from flows.job.job_config import JobConfig
 from flows.job.job_plan import JobPlan, lock_job, pinned, plan
 from flows.job.job_result import job_record, result_of
-from flows.local_server.warm_server import SharedServer
+from flows.local_server.command_server import CommandServer
 from tasks_lib import interrupts
 from tasks_lib.container.docker_client import preflight
 from tasks_lib.errors import DockerUnavailableError, InputError, disk_full
@@ -31,7 +31,7 @@ from tasks_lib.report.report_files import write_reports
 from tasks_lib.store.remote_store import mirror_for
 
 
-Server = SharedServer
+Server = CommandServer
 
 
 class ExitCode(IntEnum):

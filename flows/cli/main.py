@@ -3,7 +3,8 @@
 It builds a ``JobConfig`` from flags (so bad values exit 2 naming the flag, before anything is
 written), plans the job without Prefect (bad input, a changed identity and a missing Docker engine
 fail fast), runs the job flow with a progress bar against a local Prefect server it starts
-itself, first, in parallel with planning (``flows.local_server.command_server``), and prints the per-trial
+itself, first, in parallel with planning (``flows.local_server.command_server``; or the one
+``PREFECT_API_URL`` names), and prints the per-trial
 table and the summary. Signals stop it cleanly (``flows.cli.stopping``). A job whose trials are all
 recorded is finished without starting Prefect or any container.
 

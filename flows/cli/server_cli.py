@@ -1,80 +1,64 @@
-"""``tbflow server status|stop``: see and stop the warm local Prefect server (flows/local_server/warm_server_main.py)
-that ``run`` and ``resume`` leave running for the next command (docs/prefect.md).
+"""``tbflow server start|stop``: a Prefect server that outlives commands, for reuse (docs/local-server.md).
 
-Both act only on this tbflow's server: the one of this ``PREFECT_HOME`` whose version (tbflow,
-Prefect and the interpreter, i.e. this checkout's venv) is this command's. Another checkout that
-shares the ``PREFECT_HOME`` reaches the same server socket; its ``status`` says whose the server
-is and exits 1, and its ``stop`` leaves it running unless ``--any`` is given. When another user or
-program holds the server's socket name (flows/local_server/socket_peer.py), both say so and exit 1.
+Every ``run``/``resume`` without ``PREFECT_API_URL`` starts a server of its own and stops it at its
+end (flows/local_server/command_server.py): nothing to start by hand, ~5 s of CPU per command. To
+skip that, ``start`` runs Prefect's own ``prefect server start --background`` on loopback with the
+lean services of tbflow's server (flows/local_server/prefect_settings.py) and prints the
+``PREFECT_API_URL`` to export; commands then use that URL as is. ``stop`` is ``prefect server
+stop`` (the server of this ``PREFECT_HOME``). Nothing here is sent to a running process: the
+server is a child of ``start`` with the environment ``start`` was given.
 """
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 
 import typer
 
-server_app = typer.Typer(help="The warm local Prefect server that tbflow commands share.", no_args_is_help=True)
+server_app = typer.Typer(help="A local Prefect server for many commands (PREFECT_API_URL).", no_args_is_help=True)
 
 
-def _others(info: dict) -> str | None:
-    """Why ``info`` (a server's status) is not this tbflow's server, or None when it is."""
-    from flows.local_server.warm_server_main import daemon_version
-
-    theirs, ours = info.get("version"), daemon_version()
-    if theirs == ours:
-        return None
-    return f"the tbflow server of {_home()} (pid {info.get('pid')}) is another tbflow's: {theirs}, not {ours}"
+def _prefect(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "prefect", "server", *args], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, check=False)
 
 
-def _home() -> str:
-    from flows.local_server import warm_server
-    return str(warm_server.prefect_home())
+@server_app.command("start")
+def start(port: int = typer.Option(4200, "--port", min=1, max=65535, help="Loopback port to listen on.")) -> None:
+    """Start a Prefect server in the background on 127.0.0.1:PORT and wait until it answers; prints
+    the PREFECT_API_URL to export so that tbflow commands use it."""
+    import os
 
+    from flows.local_server.prefect_settings import DEFAULTS, LEAN_SERVICES
+    from flows.local_server.server_health import wait_healthy
 
-def _status() -> dict | None:
-    from flows.local_server import warm_server
-    from flows.local_server.socket_peer import UntrustedPeer
-
+    env = {**DEFAULTS, **os.environ, **LEAN_SERVICES}
+    env.pop("PREFECT_API_URL", None)
+    done = _prefect("start", "--background", "--host", "127.0.0.1", "--port", str(port), env=env)
+    if done.returncode != 0:
+        typer.echo(f"tbflow: error: --port: {_last_line(done)}", err=True)
+        raise typer.Exit(1)
+    url = f"http://127.0.0.1:{port}/api"
     try:
-        return warm_server.status()
-    except UntrustedPeer as exc:
+        wait_healthy(url, 120, lambda: None, f"the Prefect server at {url} did not answer within 120 s")
+    except RuntimeError as exc:
         typer.echo(f"tbflow: error: {exc}", err=True)
         raise typer.Exit(1) from None
-
-
-@server_app.command("status")
-def status() -> None:
-    """Show this tbflow's warm server of this PREFECT_HOME (pid, API URL, attached commands); exit 1 if none runs."""
-    info = _status()
-    if info is None:
-        typer.echo(f"no tbflow server runs for {_home()}")
-        raise typer.Exit(1)
-    other = _others(info)
-    if other is not None:
-        typer.echo(f"no server of this tbflow runs for {_home()}; {other}")
-        raise typer.Exit(1)
-    typer.echo(json.dumps(info, indent=1))
+    typer.echo(f"export PREFECT_API_URL={url}")
 
 
 @server_app.command("stop")
-def stop(any_server: bool = typer.Option(False, "--any", help="Also stop a server another tbflow (another "
-                                         "checkout or venv) runs for this PREFECT_HOME.")) -> None:
-    """Stop this tbflow's warm server now, or as soon as the commands attached to it have finished."""
-    from flows.local_server import warm_server
+def stop() -> None:
+    """Stop the server `tbflow server start` (or `prefect server start --background`) started for this PREFECT_HOME."""
+    done = _prefect("stop")
+    typer.echo(_last_line(done), err=done.returncode != 0)
+    raise typer.Exit(0 if done.returncode == 0 else 1)
 
-    info = _status()
-    other = _others(info) if info is not None else None
-    if other is not None and not any_server:
-        typer.echo(f"left running: {other} (stop it with `tbflow server stop --any`, or from that checkout)")
-        raise typer.Exit(1)
-    attached = warm_server.request_stop() if info is not None else None
-    if attached is None:
-        typer.echo(f"no tbflow server runs for {_home()}")
-    elif attached:
-        typer.echo(f"the tbflow server stops when its {attached} running command(s) finish")
-    else:
-        typer.echo("the tbflow server is stopping")
+
+def _last_line(done: subprocess.CompletedProcess) -> str:
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return lines[-1].strip() if lines else f"prefect server exited {done.returncode}"
 
 
 def register(app: typer.Typer) -> None:

@@ -96,7 +96,7 @@ class StopHandlers:
         from flows.local_server import command_server
         server = command_server.current()
         if server is not None:
-            server.stop(clean=False)
+            server.stop(clean=False, wait=False)  # it stops by itself at the pipe's end
         os._exit(self.exit_code)
 
 

@@ -1,3 +1,3 @@
-"""The local processes a tbflow command starts next to itself: the Prefect server (the command's
-own or the warm shared one) and its guard. The
-``*_main.py`` modules are ``python -m`` entry points (docs/architecture.md, "Package map")."""
+"""The processes a tbflow command starts next to itself: its Prefect server and guard
+(command_server.py starts server_main.py; guard.py), and the settings of tbflow's servers. The
+``*_main.py`` module is a ``python -m`` entry point (docs/architecture.md, "Package map")."""

@@ -1,8 +1,8 @@
 """The guard: what makes sure nothing of a tbflow command's run outlives the command.
 
-The command holds one connection to its local server process (flows/local_server/warm_server_main.py)
+The command holds the stdin pipe of its local server process (flows/local_server/server_main.py)
 for its whole life and writes ``dir <job dir>`` on it when a job starts, ``bye`` when it stopped
-cleanly. When the connection ends without ``bye`` (the command was killed, even with ``kill -9``:
+cleanly. When the pipe ends without ``bye`` (the command was killed, even with ``kill -9``:
 the kernel closes it), the guard removes the containers labelled with those job dirs, which would
 otherwise run on with nobody watching them (docs/running-jobs.md, "Stopping").
 """

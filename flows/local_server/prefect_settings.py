@@ -29,18 +29,23 @@ DEFAULTS = {
 }
 
 
-#: How tbflow's own server process runs (``flows.local_server.command_server``): as Prefect runs its ephemeral
-#: server (no UI, only the services a local run needs: the task-run recorder and event persister).
+#: The services tbflow's servers leave off (a command's own, and ``tbflow server start``'s). Nobody
+#: reads their event feed and they have no automations (the zombie automation is a deployment
+#: server's: deployments/crash-zombie-runs.yaml), so the services that store events and evaluate
+#: triggers only cost CPU next to the trials: 0.175 → 0.135 CPU-s per trial over a 445-trial job
+#: (bench/RESULTS.md, "The judge's cost"). Task runs are still recorded.
+LEAN_SERVICES = {
+    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+}
+
+#: How a command's own server process runs (``flows.local_server.server_main``): as Prefect runs its
+#: ephemeral server (no UI, only the services a local run needs).
 SERVER_ENV = {
     "PREFECT_UI_ENABLED": "0",
     "PREFECT__SERVER_EPHEMERAL": "1",
     "PREFECT__SERVER_FINAL": "1",
-    # Nobody reads this server's event feed and it has no automations (the zombie automation is a
-    # configured server's: deployments/crash-zombie-runs.yaml), so the services that store events
-    # and evaluate triggers only cost CPU next to the trials: 0.175 → 0.135 CPU-s per trial over a
-    # 445-trial job (bench/RESULTS.md, "The judge's cost"). Task runs are still recorded.
-    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+    **LEAN_SERVICES,
 }
 
 #: Embedded mode: nobody reads the temporary server's logs, so run loggers keep quiet (INFO lines
@@ -56,12 +61,12 @@ def configure_embedded_prefect() -> None:
         os.environ.setdefault(key, value)
 
 
-def no_heartbeats_on(server):  # noqa: ANN001, ANN201 (a SharedServer; a context manager)
+def no_heartbeats_on(server):  # noqa: ANN001, ANN201 (a CommandServer; a context manager)
     """Flow-run heartbeats off for a run against tbflow's own server, as they are for nothing there.
 
     Heartbeats let a server mark a flow run whose process died as crashed (the zombie automation
     of deployments/crash-zombie-runs.yaml). tbflow's own local server has no such automation; the
-    command's guard connection does that job (flows/local_server/guard.py). Their cost is at the end:
+    command's guard pipe does that job (flows/local_server/guard.py). Their cost is at the end:
     Prefect's heartbeat thread sleeps in 1-s steps and each flow run (the job, its trials and its
     report) joins it on exit, ~0.5 s each on average (bench/RESULTS.md, "Cold start"). With a
     server the user configured (``PREFECT_API_URL``), heartbeats stay as Prefect sets them.

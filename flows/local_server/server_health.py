@@ -1,6 +1,7 @@
 """Waiting for a Prefect server a tbflow command depends on, whoever started it.
 
-One loop, for the local server (flows/local_server/warm_server.py): poll ``/health`` until it
+One loop, for a command's own server (flows/local_server/command_server.py) and ``tbflow server
+start``: poll ``/health`` until it
 answers 200, fail at once when the process that should answer is gone, and after ``timeout``
 seconds.
 """
