@@ -120,9 +120,7 @@ def _job_flow(
     except InputError as exc:  # a job_name template that does not render
         return refused(logger, exc, f"parameter {exc.where}: {exc.message}")
     except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
-        err = exc.errors()[0]
-        bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))
-        return refused(logger, bad, in_parameter_terms(f"parameter {bad.where}: {bad.message}"))
+        return _refused_parameters(logger, exc)
     new_job_id = uuid.uuid4().hex[:12]
     try:
         p = plan(config, new_job_id)
@@ -139,6 +137,17 @@ def _job_flow(
         publish_nightly_views(job_name, p.job_dir, logger)  # a templated job: its trend and last-night diff
     finally:
         lock.release()
+    return _ended(result, config, logger)
+
+
+def _refused_parameters(logger, exc: ValidationError):  # noqa: ANN001, ANN202 - Prefect's logger; a state
+    err = exc.errors()[0]
+    bad = InputError(".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, "))
+    return refused(logger, bad, in_parameter_terms(f"parameter {bad.where}: {bad.message}"))
+
+
+def _ended(result: JobResult, config: JobConfig, logger) -> JobResult:  # noqa: ANN001 - Prefect's logger
+    """The job's verdict, said in the log and as the run's final state."""
     verdict = verdict_of(result, parse_threshold(config.fail_on_invalid) if config.fail_on_invalid else None)
     announce(verdict, logger)
     logger.info("job %s: %s", result.job_name, verdict.summary())  # the run's state says it too

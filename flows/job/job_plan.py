@@ -178,17 +178,7 @@ def upstream_for(wire_apis: list[str], key_secrets: Mapping[str, str] | None = N
 
 
 def plan(config: JobConfig, new_job_id: str) -> JobPlan:
-    resolved = resolve_dataset(config.dataset, config.registry, config.allow_unpinned)  # a name: fetched, verified
-    dataset = load_dataset(resolved.path, config.include, config.exclude, config.n_tasks)
-    if not dataset.tasks:
-        first = dataset.problems[0]
-        raise InputError(first.where, f"no runnable task: {first.message}")
-    if config.build:  # the build lane and the trials see the same tasks (TrialSpec.force_build)
-        unbuildable = [t.name for t in dataset.tasks if not (t.environment_dir / "Dockerfile").is_file()]
-        if unbuildable:
-            raise InputError("--build", f"{len(unbuildable)} task(s) have no environment/Dockerfile to build, only "
-                                        f"[environment] docker_image: {', '.join(unbuildable[:5])}")
-        dataset = dataset.model_copy(update={"tasks": [t.built_from_context() for t in dataset.tasks]})
+    resolved, dataset = _tasks(config)
     hres = {ref: resolve_harness(ref) for ref in config.harnesses}
     refs = {r.key: ref for ref, r in hres.items()}
     harnesses = {r.key: get_harness(ref) for ref, r in hres.items()}
@@ -200,6 +190,38 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
         upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}), config.key_secrets)
+    job_dir, previous, generated = _job_dir(config, identity)
+    job_id = previous.job_id if previous else new_job_id
+    specs, recorded, rerun = _trials(config, dataset, refs, job_id, JobStore(job_dir))
+    if config.order == "random" and config.order_seed is None:
+        config = config.model_copy(update={"order_seed": secrets.randbelow(2**31)})
+    to_run = [s for s in specs if s.trial_id not in recorded or s.trial_id in rerun]
+    history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
+    _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
+    return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
+                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order,
+                   dataset_source=resolved.source, notes=resolved.notes, harness_refs=refs)
+
+
+def _tasks(config: JobConfig):  # noqa: ANN202 - (the resolved dataset, its loaded tasks)
+    """The dataset named by the config, loaded and filtered; ``--build`` checked against it."""
+    resolved = resolve_dataset(config.dataset, config.registry, config.allow_unpinned)  # a name: fetched, verified
+    dataset = load_dataset(resolved.path, config.include, config.exclude, config.n_tasks)
+    if not dataset.tasks:
+        first = dataset.problems[0]
+        raise InputError(first.where, f"no runnable task: {first.message}")
+    if config.build:  # the build lane and the trials see the same tasks (TrialSpec.force_build)
+        unbuildable = [t.name for t in dataset.tasks if not (t.environment_dir / "Dockerfile").is_file()]
+        if unbuildable:
+            raise InputError("--build", f"{len(unbuildable)} task(s) have no environment/Dockerfile to build, only "
+                                        f"[environment] docker_image: {', '.join(unbuildable[:5])}")
+        dataset = dataset.model_copy(update={"tasks": [t.built_from_context() for t in dataset.tasks]})
+    return resolved, dataset
+
+
+def _job_dir(config: JobConfig, identity) -> tuple[Path, JobRecord | None, bool]:  # noqa: ANN001
+    """(job dir, its previous record if the job continues, whether its name was generated): an
+    existing job of another identity is refused, or with ``--force-new`` left for a fresh dir."""
     store_url = config.jobs_dir if is_url(config.jobs_dir) else None
     if store_url is not None:  # the job lives in a store; it is worked on in a local copy (remote_store.py)
         check_store(store_url)
@@ -226,8 +248,11 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
             job_dir, previous, generated = _fresh_dir(job_dir), None, True
             if store_url is not None:
                 attach(store_url, job_dir.name).pull()
-    job_id = previous.job_id if previous else new_job_id
-    store = JobStore(job_dir)
+    return job_dir, previous, generated
+
+
+def _trials(config: JobConfig, dataset, refs: dict[str, str], job_id: str, store: JobStore):  # noqa: ANN001, ANN202
+    """(every trial's spec, the recorded ones, the recorded ones to run again)."""
     keys = [(t, h, a) for t in dataset.tasks for h in refs for a in range(1, config.attempts + 1)]
     ids = [f"{t.name}.{h}.{a}" for t, h, a in keys]
     recorded = {tid: r for tid in ids if (r := store.read_trial(tid)) is not None}
@@ -242,11 +267,4 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
                   harness_ref=refs[h] if refs[h] != h else None, force_build=config.build)
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
-    if config.order == "random" and config.order_seed is None:
-        config = config.model_copy(update={"order_seed": secrets.randbelow(2**31)})
-    to_run = [s for s in specs if s.trial_id not in recorded or s.trial_id in rerun]
-    history = expected_from_history({(s.task_name, s.harness) for s in to_run}) if config.order == "expected" else {}
-    _, order = order_trials(to_run, {t.name: t for t in dataset.tasks}, config.order, config.order_seed, history)
-    return JobPlan(config=config, dataset=dataset, job_dir=job_dir, identity=identity, previous=previous,
-                   specs=specs, recorded=recorded, rerun=rerun, generated_name=generated, order=order,
-                   dataset_source=resolved.source, notes=resolved.notes, harness_refs=refs)
+    return specs, recorded, rerun

@@ -54,6 +54,34 @@ def image_needs(todo: list[TrialSpec], tasks: dict[str, Task]) -> dict[str, str 
     return {s.trial_id: by_task[s.task_name] for s in todo}
 
 
+def builds_needed(todo: list[TrialSpec], needs: dict[str, str | None], tasks: dict[str, Task]) -> dict[str, Task]:
+    """build key → the task to build it from, in the order of the first trial that needs each."""
+    builds: dict[str, Task] = {}
+    for s in todo:
+        if (key := needs[s.trial_id]) is not None:
+            builds.setdefault(key, tasks[s.task_name])
+    return builds
+
+
+def _take_result(fut, spec: TrialSpec, p: JobPlan, listener, unfinished: list[str]) -> None:  # noqa: ANN001
+    """A finished trial: its record kept and shown, or its id noted as unfinished; a full disk raised."""
+    outcome = fut.result(raise_on_failure=False)
+    if disk_full(outcome):
+        raise outcome  # stops every trial (run_trials); the CLI says what is full
+    if isinstance(outcome, TrialRecord):
+        trial_history.remember(outcome)
+        p.recorded[spec.trial_id] = outcome
+        listener.trial_finished(outcome, len(p.recorded), len(p.specs))
+    else:
+        unfinished.append(spec.trial_id)
+        listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
+
+
+def _next_ready(queue: list[TrialSpec], needs: dict[str, str | None], built: set[str]) -> TrialSpec | None:
+    """The first queued trial whose image is there (or its build has ended), if any."""
+    return next((s for s in queue if needs[s.trial_id] is None or needs[s.trial_id] in built), None)
+
+
 def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[], object] | None = None,
                recorded_elsewhere: Callable[[str], bool] | None = None) -> list[str]:
     """Run ``todo`` (in start order) in this process, ``concurrency`` at a time; return the ids
@@ -68,13 +96,9 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
     cleanup = cleanup or (lambda: remove_job_containers(p.job_id))
     interrupts.clear()
     unfinished: list[str] = []
-    total = len(p.specs)
     tasks = {t.name: t for t in p.dataset.tasks}
     needs = image_needs(todo, tasks)
-    builds: dict[str, Task] = {}
-    for s in todo:
-        if (key := needs[s.trial_id]) is not None:
-            builds.setdefault(key, tasks[s.task_name])
+    builds = builds_needed(todo, needs, tasks)
     to_build = list(builds)
     built: set[str] = set()
     queue = list(todo)
@@ -82,16 +106,12 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
     slots = p.config.concurrency
     running: dict = {}
     building: dict = {}
-    log_dir = p.job_dir / ".builds"
     runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=slots)
     lane: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=slots)
     with runner, lane:
         try:
             while queue or running:
-                while len(running) < slots:
-                    ready = next((s for s in queue if needs[s.trial_id] is None or needs[s.trial_id] in built), None)
-                    if ready is None:
-                        break
+                while len(running) < slots and (ready := _next_ready(queue, needs, built)) is not None:
                     queue.remove(ready)
                     if recorded_elsewhere is not None and recorded_elsewhere(ready.trial_id):
                         continue
@@ -100,25 +120,16 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
                 while to_build and len(building) < max(1, slots - len(running)):
                     key = to_build.pop(0)
                     fut = lane.submit(build_ahead_task, {"key": key, "job_id": p.job_id, "task_": builds[key],
-                                                         "log_dir": log_dir})
+                                                         "log_dir": p.job_dir / ".builds"})
                     building[fut.wrapped_future] = (fut, key)
                 done, _ = concurrent.futures.wait(set(running) | set(building), timeout=POLL_SEC,
                                                   return_when=concurrent.futures.FIRST_COMPLETED)
                 for w in done:
                     if w in building:
                         built.add(building.pop(w)[1])  # failed or not: its trials now take the result
-                        continue
-                    fut, spec = running.pop(w)
-                    outcome = fut.result(raise_on_failure=False)
-                    if disk_full(outcome):
-                        raise outcome  # stops every trial (below); the CLI says what is full
-                    if isinstance(outcome, TrialRecord):
-                        trial_history.remember(outcome)
-                        p.recorded[spec.trial_id] = outcome
-                        listener.trial_finished(outcome, len(p.recorded), total)
                     else:
-                        unfinished.append(spec.trial_id)
-                        listener.trial_interrupted(spec.trial_id, f"{type(outcome).__name__}: {outcome}")
+                        fut, spec = running.pop(w)
+                        _take_result(fut, spec, p, listener, unfinished)
         except BaseException:
             # Ctrl-C / SIGTERM / TerminationSignal reach only this thread. Stop the trial and build
             # threads and remove their containers *before* the runners wait for those threads, so
