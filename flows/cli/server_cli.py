@@ -4,8 +4,9 @@ Every ``run``/``resume`` without ``PREFECT_API_URL`` starts a server of its own 
 end (flows/local_server/command_server.py): nothing to start by hand, ~5 s of CPU per command. To
 skip that, ``start`` runs Prefect's own ``prefect server start --background`` on loopback with the
 lean services of tbflow's server (flows/local_server/prefect_settings.py) and prints the
-``PREFECT_API_URL`` to export; commands then use that URL as is. ``stop`` is ``prefect server
-stop`` (the server of this ``PREFECT_HOME``). Nothing here is sent to a running process: the
+``PREFECT_API_URL`` to export; commands then use that URL as is (it is noted in
+``PREFECT_HOME/tbflow-server.url``: a server of tbflow's, whose runs need no heartbeats). ``stop``
+is ``prefect server stop`` (the server of this ``PREFECT_HOME``). Nothing here is sent to a running process: the
 server is a child of ``start`` with the environment ``start`` was given.
 """
 
@@ -30,6 +31,7 @@ def start(port: int = typer.Option(4200, "--port", min=1, max=65535, help="Loopb
     the PREFECT_API_URL to export so that tbflow commands use it."""
     import os
 
+    from flows.local_server.command_server import STARTED_URL_NAME, prefect_home
     from flows.local_server.prefect_settings import DEFAULTS, LEAN_SERVICES
     from flows.local_server.server_health import wait_healthy
 
@@ -45,13 +47,18 @@ def start(port: int = typer.Option(4200, "--port", min=1, max=65535, help="Loopb
     except RuntimeError as exc:
         typer.echo(f"tbflow: error: {exc}", err=True)
         raise typer.Exit(1) from None
+    (prefect_home() / STARTED_URL_NAME).write_text(url + "\n")  # tbflow's: its runs need no heartbeats
     typer.echo(f"export PREFECT_API_URL={url}")
 
 
 @server_app.command("stop")
 def stop() -> None:
     """Stop the server `tbflow server start` (or `prefect server start --background`) started for this PREFECT_HOME."""
+    from flows.local_server.command_server import STARTED_URL_NAME, prefect_home
+
     done = _prefect("stop")
+    if done.returncode == 0:
+        (prefect_home() / STARTED_URL_NAME).unlink(missing_ok=True)
     typer.echo(_last_line(done), err=done.returncode != 0)
     raise typer.Exit(0 if done.returncode == 0 else 1)
 

@@ -32,6 +32,8 @@ from flows.local_server.server_health import wait_healthy
 #: past the hard exit the server gives its own shutdown (server_main.HARD_EXIT_AFTER_SEC, 20 s)
 STOP_WAIT_SEC = 25.0
 LOG_NAME = "tbflow-server.log"
+#: the API URL of the server ``tbflow server start`` runs for this ``PREFECT_HOME`` (flows/cli/server_cli.py)
+STARTED_URL_NAME = "tbflow-server.url"
 MODULE = "flows.local_server.server_main"
 
 _current: CommandServer | None = None
@@ -59,6 +61,9 @@ class CommandServer:
         self.proc = proc
         self.api_url = api_url
         self.own_server = own_server
+        #: a server tbflow runs (its own, or ``tbflow server start``'s): no automation watches its
+        #: flow runs, so they need no heartbeats (prefect_settings.no_heartbeats_on)
+        self.tbflows = own_server or api_url == started_url()
         self.announced: set[str] = set()
 
     def wait_ready(self, timeout: float = 120.0) -> None:
@@ -99,6 +104,14 @@ class CommandServer:
             self.proc.stdin.flush()  # type: ignore[union-attr]
         except (OSError, ValueError):
             pass
+
+
+def started_url() -> str | None:
+    """The URL ``tbflow server start`` printed for this ``PREFECT_HOME``, while its server runs."""
+    try:
+        return (prefect_home() / STARTED_URL_NAME).read_text().strip() or None
+    except OSError:
+        return None
 
 
 def current() -> CommandServer | None:

@@ -65,15 +65,16 @@ def no_heartbeats_on(server):  # noqa: ANN001, ANN201 (a CommandServer; a contex
     """Flow-run heartbeats off for a run against tbflow's own server, as they are for nothing there.
 
     Heartbeats let a server mark a flow run whose process died as crashed (the zombie automation
-    of deployments/crash-zombie-runs.yaml). tbflow's own local server has no such automation; the
-    command's guard pipe does that job (flows/local_server/guard.py). Their cost is at the end:
+    of deployments/crash-zombie-runs.yaml). tbflow's servers (a command's own, and the one
+    ``tbflow server start`` runs for this ``PREFECT_HOME``) have no such automation; the command's
+    guard pipe does that job (flows/local_server/guard.py). Their cost is at the end:
     Prefect's heartbeat thread sleeps in 1-s steps and each flow run (the job, its trials and its
-    report) joins it on exit, ~0.5 s each on average (bench/RESULTS.md, "Cold start"). With a
-    server the user configured (``PREFECT_API_URL``), heartbeats stay as Prefect sets them.
+    report) joins it on exit, ~0.5 s per command here (bench/RESULTS.md, "Issue 32"). With any
+    other server in ``PREFECT_API_URL``, heartbeats stay as Prefect sets them.
     """
     import contextlib
 
-    if server is None or not getattr(server, "own_server", False):
+    if server is None or not getattr(server, "tbflows", False):
         return contextlib.nullcontext()
     import prefect.settings as settings
 
