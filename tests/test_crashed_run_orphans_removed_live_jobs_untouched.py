@@ -34,7 +34,9 @@ def _trial_container(client, job_dir: Path, name: str):
 
 
 def _exists(client, cid: str) -> bool:
-    return any(c.id == cid for c in client.containers.list(all=True, ignore_removed=True))
+    """One list call filtered by id: ``containers.list`` inspects every container on the engine, and
+    one stuck container of another user's made this hang for the client's 300 s read timeout."""
+    return any(c["Id"] == cid for c in client.api.containers(all=True, filters={"id": cid}))
 
 
 def _crash_a_run(client, ds: Path, jobs: Path, name: str) -> str:

@@ -26,7 +26,7 @@ from tasks_lib.report.flag_gate import FLAG as FLAGGED
 from tasks_lib.report.flag_gate import check_flags, looks_like_kinds, parse_kinds
 from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
 from tasks_lib.report.job_diff import diff_jobs
-from tasks_lib.job.job_orphans import remove_orphans_quietly
+from tasks_lib.store.job_lock import LOCK_NAME
 from tasks_lib.store.remote_store import is_url
 from tasks_lib.store.store_jobs import open_job
 from tasks_lib.report.render_diff import render_diff
@@ -112,7 +112,10 @@ def report(
         job_dir = job.path
         store = job.mirror if is_url(job_ref) else None  # named by its URL: the store gets the reports too
         results = load_results(job_dir)
-        remove_orphans_quietly(job_dir, results.job.job_id)  # containers of a crashed run, if any
+        if (job_dir / LOCK_NAME).is_file():  # a run died holding the job (or one runs): it may have left containers
+            from tasks_lib.job.job_orphans import remove_orphans_quietly  # the Docker SDK: only then
+
+            remove_orphans_quietly(job_dir, results.job.job_id)
         if write:
             write_reports(job_dir, results)
             if store is not None:
