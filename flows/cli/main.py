@@ -68,6 +68,10 @@ def _config(**kw):
         fail(_FLAG.get(field, field), msg)
 
 
+PRICES_HELP = ("Model price table for costs (LiteLLM's model_prices_and_context_window.json format, JSON or TOML); "
+               "its entries win over tbflow's pinned default table. An unpriced model's cost stays unknown.")
+
+
 @app.command(cls=optional_value_command("--fail-on-invalid", "any", looks_like_threshold))
 def run(
     dataset: str = typer.Argument(..., help="A task directory, a directory of task directories, or a dataset by "
@@ -113,10 +117,7 @@ def run(
         help="Exit 1 when trials are invalid, ended by a tbflow error or left without a record: bare (any), more "
              "than N, or more than P percent (as `tbflow report --fail-on-invalid`); the job's Prefect run ends "
              "Failed, named 'Not all scored'."),
-    prices: Optional[Path] = typer.Option(
-        None, "--prices", metavar="FILE", dir_okay=False,
-        help="Model price table for costs (LiteLLM's model_prices_and_context_window.json format, JSON or TOML); "
-             "its entries win over tbflow's pinned default table. An unpriced model's cost stays unknown."),
+    prices: Optional[Path] = typer.Option(None, "--prices", metavar="FILE", dir_okay=False, help=PRICES_HELP),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid.
 
