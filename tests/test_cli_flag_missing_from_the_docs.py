@@ -40,7 +40,7 @@ main()
 
 
 def cli_flags() -> dict[str, list[str]]:
-    env = {**os.environ, "TBFLOW_PREFORK": "0"}
+    env = dict(os.environ)
     res = subprocess.run([sys.executable, "-c", DUMP], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     line = next((x for x in res.stdout.splitlines() if x.startswith("FLAGS ")), None)
     assert line, f"no command tree (exit {res.returncode}):\n{res.stderr[-3000:]}"

@@ -23,7 +23,7 @@ def test_prices_uploaded_pulled_and_kept_on_resume(docker_ready, s3, tmp_path): 
     prices.write_text(json.dumps(TABLE))
     url = f"s3://{s3.bucket}/team/jobs"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PREFECT_HOME=str(tmp_path / "prefect-home"),
-               TBFLOW_STORE_CACHE=str(tmp_path / "cache-a"), TBFLOW_SERVER_IDLE_SEC="0")
+               TBFLOW_STORE_CACHE=str(tmp_path / "cache-a"))
     env.pop("PREFECT_API_URL", None)
     first = subprocess.run([*CLI, "run", str(ROOT / "examples" / "tasks"), "--include", "word-count", "--jobs-dir",
                             url, "--job-name", "p", "--prices", str(prices)], cwd=ROOT, env=env, capture_output=True,
