@@ -3,8 +3,12 @@ Prefect: each trial gets ``trajectory.json`` in its host directory (written by t
 what comes down from the container), showing the tool call that solved the task and its output,
 ``final_metrics`` equal to the trial's gateway usage, each step's cost and the trial's from the
 ``--prices`` table (in the record, the trajectory and report.md), and the file loads with Harbor's own Trajectory model. tbflow-agent (host-side, OpenAI Chat) and
-codex (a CLI in the container, OpenAI Responses)."""
+codex (a CLI in the container, OpenAI Responses).
 
+The two halves of issue 30 meet here too: the same job's report.html trial page shows the solving
+tool call in Chromium, and ``tbflow export`` puts the trajectory where Harbor's viewer serves it."""
+
+import html
 import json
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pytest
 
 from cli_model import SOLVE, pointed_at_mock, solvable_task
 from harbor_check import harbor_loads
+from headless_chromium import dump_dom
 from mock_model import MockModel
 from task_factory import record_of
 
@@ -46,3 +51,35 @@ def test_each_model_trial_has_a_trajectory_with_its_tool_call(run_job, tmp_path,
         assert sum(s["metrics"]["cost_usd"] for s in agent_steps) == pytest.approx(cost)
     assert "valid ATIF" in harbor_loads(*files)
     assert f"${cost:,.4f}" in (Path(result.job_dir) / "report.md").read_text()
+
+
+def test_model_trials_trajectory_in_report_html_and_harbor_export(run_job, tmp_path, monkeypatch):
+    """A trajectory that only its own file shows is half a feature: the offline report's trial page
+    and the Harbor export must carry the tool call the gateway recorded."""
+    import typer
+    from test_export_harbor_loads_with_harbors_own_models import harbor_check
+    from typer.testing import CliRunner
+
+    from flows.cli.export_cli import register
+    from tasks_lib.report.html.render_html import TRIAL_PAGES, trial_page_name
+
+    with pointed_at_mock(monkeypatch, MockModel(SOLVE)):
+        result = run_job(solvable_task(tmp_path / "ds"), harnesses=["tbflow-agent"], model="mock/mock-model",
+                         job_name="traj")
+    rec = record_of(result, "make-done", "tbflow-agent")
+    assert rec.validity.status == "scored" and rec.agent.trajectory == "trajectory.json", rec.agent
+    page = Path(result.job_dir) / TRIAL_PAGES / trial_page_name(rec.trial_id)
+    dom = dump_dom(page)
+    assert html.escape(SOLVE, quote=False) in dom and "no trajectory recorded" not in dom, dom[-2000:]
+
+    app = typer.Typer()
+    register(app)
+    app.command("noop")(lambda: None)
+    out = tmp_path / "export"
+    res = CliRunner().invoke(app, ["export", str(result.job_dir), "--format", "harbor", "--to", str(out)])
+    assert res.exit_code == 0, res.output
+    checked = harbor_check(out)
+    trial = next(iter(checked["jobs"]["traj"]["trials"].values()))
+    steps = len(json.loads((Path(result.job_dir) / "trials" / rec.trial_id / "trajectory.json").read_text())["steps"])
+    assert trial["trajectory_steps"] == steps, trial
+    assert all(v["trajectory"] for v in checked["viewer"]["traj"].values()), checked["viewer"]
