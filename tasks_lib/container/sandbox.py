@@ -22,7 +22,6 @@ planted or changed by the agent.
 from __future__ import annotations
 
 import logging
-import os
 import tarfile
 import time
 from collections.abc import Iterator
@@ -47,6 +46,7 @@ from tasks_lib.container.judge_mounts import fill_host_tests, local_mounts
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError, disk_full
 from tasks_lib.container.log_download import extract_logs
+from tasks_lib.container.trial_limits import LOG_CONFIG, engine_quota_possible, host_limits, quota_refused
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
 from tasks_lib import interrupts
 _log = logging.getLogger(__name__)
@@ -79,18 +79,6 @@ class ExecResult:
     duration_sec: float
 
 
-#: every trial container's pids limit: the host's pid space is shared by all trials, so one agent's
-#: fork bomb must not starve the others or tbflow (docs/judge.md). ``TBFLOW_PIDS_LIMIT``
-#: overrides it; 0 means none.
-DEFAULT_PIDS_LIMIT = 4096
-
-
-def pids_limit() -> int | None:
-    raw = os.environ.get("TBFLOW_PIDS_LIMIT", "").strip()
-    value = int(raw) if raw.isdigit() else DEFAULT_PIDS_LIMIT
-    return value or None
-
-
 def extra_host_config() -> dict:
     """Host-config additions for every trial container: none. A seam for tests that inject a
     fault, e.g. a small tmpfs for an agent to fill without touching the host's disk."""
@@ -107,6 +95,8 @@ class ContainerEnvironment(Protocol):
     def cpus(self) -> float | None: ...
     @property
     def memory_mb(self) -> int | None: ...
+    @property
+    def storage_mb(self) -> int | None: ...
     @property
     def workdir(self) -> str | None: ...
     @property
@@ -134,9 +124,7 @@ class Sandbox:
         api = get_client().api
         ENGINE_EVENTS.watch()  # whose doing a stop is, from tbflow's own record (engine_events)
         name = container_name(job_id, trial_id)
-        host: dict = dict(init=True)
-        if limit := pids_limit():
-            host["pids_limit"] = limit
+        host: dict = dict(init=True, **host_limits(env.storage_mb, engine_quota_possible()))  # trial_limits
         if not env.allow_internet:
             host["network_mode"] = "none"
         if env.cpus:
@@ -158,8 +146,9 @@ class Sandbox:
             else:
                 filler = api.create_container(
                     image, ["true"], name=name + FILLER_SUFFIX, labels={**all_labels, LABEL_ROLE: "filler"},
-                    host_config=api.create_host_config(mounts=[Mount(TOOLS_DIR, None, type="volume", no_copy=True),
-                                                               Mount(TESTS_DIR, None, type="volume", no_copy=True)]))["Id"]
+                    host_config=api.create_host_config(log_config=LOG_CONFIG, mounts=[
+                        Mount(TOOLS_DIR, None, type="volume", no_copy=True),
+                        Mount(TESTS_DIR, None, type="volume", no_copy=True)]))["Id"]
                 host["volumes_from"] = [f"{filler}:ro"]
             return api.create_container(
                 image, ["sleep", "infinity"], name=name, working_dir=env.workdir or None, labels=all_labels,
@@ -169,7 +158,8 @@ class Sandbox:
             try:
                 container_id = create()
             except APIError as exc:
-                if exc.status_code != 409:  # a leftover of an earlier try of this trial holds the name
+                dropped = quota_refused(exc) and host.pop("storage_opt", None)  # storage_watch bounds it then
+                if exc.status_code != 409 and not dropped:  # 409: a leftover of an earlier try holds the name
                     raise
                 remove_container(name)
                 remove_container(name + FILLER_SUFFIX)
