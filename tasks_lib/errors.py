@@ -85,6 +85,18 @@ class HarnessPluginError(HarnessSetupError):
         super().__init__(message)
 
 
+class DownloadBoundExceeded(HarnessSetupError):
+    """A copy out of the container that a harness asked for (``ContainerEnv.download``) passed its
+    bound of bytes or time (docs/limits.md). What the container holds is the agent's doing, so
+    this is never the environment's failure; a host-side plug-in may catch it, and one that lets it
+    go up is judged as any plug-in that raises (scored and flagged once it reached the model)."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        self.stage = stage
+        self.message = message
+        super().__init__(f"{stage}: {message}")
+
+
 #: the file in a trial dir holding a plug-in harness's traceback
 PLUGIN_TRACEBACK = "harness-error.txt"
 

@@ -24,27 +24,25 @@ from __future__ import annotations
 import logging
 import tarfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import requests
-from docker.errors import APIError, NotFound
-from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
+from docker.errors import APIError
 
-from tasks_lib.container.archives import extract_checked, pack
+from tasks_lib.container import archive_fetch
+from tasks_lib.container.archive_fetch import retry_transient as _retry_transient
+from tasks_lib.container.archives import pack
 from docker.types import Mount
 
 from tasks_lib.container import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
-from tasks_lib.container.deadline_stream import stream_with_deadline
 from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.container.container_removal import (FILLER_SUFFIX, LABEL_ROLE, container_name, remove_container,
                                                    remove_trial)
 from tasks_lib.container.judge_mounts import fill_host_tests, local_mounts
 from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
-from tasks_lib.errors import ContainerError, TransferError, disk_full
+from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.log_download import extract_logs
 from tasks_lib.container.trial_limits import LOG_CONFIG, engine_quota_possible, host_limits, quota_refused
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
@@ -58,18 +56,6 @@ TESTS_DIR = "/tests"
 LOG_DOWNLOAD_SEC = 300.0
 #: what the agent's command needs to start: the launcher's report comes within this
 LAUNCH_TIMEOUT_SEC = 60.0
-
-
-def _transient(exc: BaseException) -> bool:
-    """Docker API hiccups worth retrying for idempotent calls (5xx, dropped connections)."""
-    if isinstance(exc, requests.exceptions.ConnectionError):
-        return True
-    return isinstance(exc, APIError) and exc.status_code is not None and exc.status_code >= 500 \
-        and not isinstance(exc, NotFound)
-
-
-_retry_transient = retry(retry=retry_if_exception(_transient), stop=stop_after_attempt(4),
-                         wait=wait_exponential(multiplier=0.2, max=3), reraise=True)
 
 
 @dataclass
@@ -203,52 +189,19 @@ class Sandbox:
         with open(tar_path, "rb") as fh:
             self.put(fh, what, stage)
 
-    def download(self, path: str, dest: Path, stage: str) -> list[str]:
-        """Copy container ``path`` (a directory) into ``dest/<basename>`` after checking it all."""
-        top = Path(path).name
-        try:
-            stream, _ = _retry_transient(get_client().api.get_archive)(self.id, path)
-            return extract_checked(stream, dest, top)
-        except NotFound:
-            return []
-        except TransferError:
-            raise
-        except OSError as exc:
-            if disk_full(exc):  # our disk, not the container's doing: the job stops (see errors.disk_full)
-                raise
-            raise TransferError(stage, f"download of {path} failed: {exc}") from exc
-        except DOCKER_ERRORS as exc:
-            raise TransferError(stage, f"download of {path} failed: {exc}") from exc
+    def download(self, path: str, dest: Path, stage: str, max_bytes: int, timeout_sec: float) -> list[str]:
+        """Copy container ``path`` into ``dest/<basename>`` after checking it all, at most
+        ``max_bytes`` of archive within ``timeout_sec`` (``archive_fetch``)."""
+        return archive_fetch.download(self.id, path, dest, stage, max_bytes, timeout_sec)
 
     def download_logs(self, path: str, dest: Path, stage: str, keep: tuple[str, ...],
                       max_file_bytes: int) -> LogsOutcome:
         """Copy ``path/<k>`` for ``k`` in ``keep`` into ``dest/<k>``, streamed: unsafe entries
-        skipped and listed, every file cut at ``max_file_bytes`` (see ``log_download``).
-
-        The agent decides how much ``/logs`` holds (a sparse 1 TiB file streams for hours), so
-        the stream is cut at ``LOG_DOWNLOAD_SEC`` and at once when the job is stopping, by
-        shutting its socket (``deadline_stream``): merely leaving the stream unread keeps the
-        engine archiving, and the engine cannot remove the container meanwhile, so a stop
-        waited for the whole download."""
-        kept: list[LogsOutcome] = []
-
-        def fetch(api) -> Iterator[None]:  # noqa: ANN001 - the stream's own client
-            stream, _ = _retry_transient(api.get_archive)(self.id, path)
-            kept.append(extract_logs(stream, dest, Path(path).name, keep, max_file_bytes))
-            return iter(())
-
-        try:
-            ended = stream_with_deadline(fetch, lambda _: None, LOG_DOWNLOAD_SEC, f"download {path}")
-        except NotFound:
-            return LogsOutcome(max_file_bytes=max_file_bytes)
-        except (*DOCKER_ERRORS, OSError, tarfile.TarError) as exc:
-            if disk_full(exc):  # our disk, not the container's doing: the job stops (see errors.disk_full)
-                raise
-            raise TransferError(stage, f"download of {path} failed: {exc}") from exc
-        if not ended:
-            interrupts.check()
-            raise TransferError(stage, f"the download of {path} took longer than {LOG_DOWNLOAD_SEC:g} s")
-        return kept[0]
+        skipped and listed, every file cut at ``max_file_bytes`` (see ``log_download``), the whole
+        cut at ``LOG_DOWNLOAD_SEC`` (``archive_fetch``: the agent decides how much ``/logs`` holds)."""
+        got = archive_fetch.fetch_archive(self.id, path, stage, lambda chunks: extract_logs(
+            chunks, dest, Path(path).name, keep, max_file_bytes), LOG_DOWNLOAD_SEC)
+        return got if got is not None else LogsOutcome(max_file_bytes=max_file_bytes)
 
     # -- commands ----------------------------------------------------------------------------
 

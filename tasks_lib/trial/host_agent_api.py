@@ -67,6 +67,8 @@ class ContainerEnv(Protocol):
     """The trial's container as a host agent sees it."""
 
     max_output_bytes: int
+    #: the most one ``download`` brings to the host (archive bytes; docs/limits.md)
+    max_download_bytes: int
 
     def exec(self, cmd: str, timeout: float | None = None, cwd: str | None = None, user: str | None = None,
              env: dict[str, str] | None = None) -> ExecOutput:
@@ -79,7 +81,10 @@ class ContainerEnv(Protocol):
         ...
 
     def download(self, src: str, dst: Path) -> None:
-        """Copy the container file or directory ``src`` to the host path ``dst`` (checked)."""
+        """Copy the container file or directory ``src`` to the host path ``dst`` (checked). Raises
+        ``FileNotFoundError`` when it is not there, and ``DownloadBoundExceeded`` (tasks_lib/errors.py)
+        when it is more than ``max_download_bytes`` or takes longer than the time left (at least
+        30 s, at most 300 s): what the container holds is the agent's doing, a plug-in may catch it."""
         ...
 
 

@@ -34,6 +34,13 @@ STAGE = "run-agent"
 EXEC_DIR = "/logs/agent/exec"
 #: what one command's output may bring to the host (the agent bounds what its model sees)
 MAX_OUTPUT_BYTES = 1024 * 1024
+#: what one ``download`` may bring to the host, as archive bytes: the agent decides how much a path
+#: holds (a sparse 1 TiB file streams for hours), so a bigger one raises ``DownloadBoundExceeded``
+MAX_DOWNLOAD_BYTES = 256 * 1024 * 1024
+#: the longest one ``download`` may take: the time left before the agent's deadline, at least this
+#: (a plug-in collecting results right at its deadline), at most ``DOWNLOAD_MAX_SEC``
+DOWNLOAD_MIN_SEC = 30.0
+DOWNLOAD_MAX_SEC = 300.0
 #: the longest ``exec`` waits for the launcher's report (the time left caps it): the agent may have
 #: made the output file a FIFO, which blocks the launcher's open after it reported its session
 LAUNCH_WAIT_SEC = 30.0
@@ -43,6 +50,7 @@ class SandboxEnv:
     """``ContainerEnv`` over one trial's ``Sandbox``; ``sessions`` is shared with run-agent."""
 
     max_output_bytes = MAX_OUTPUT_BYTES
+    max_download_bytes = MAX_DOWNLOAD_BYTES
 
     def __init__(self, sandbox: Sandbox, deadline: float, stop: threading.Event, sessions: list[int],
                  lock: threading.Lock) -> None:
@@ -107,7 +115,9 @@ class SandboxEnv:
     def download(self, src: str, dst: Path) -> None:
         dst = Path(dst)
         with tempfile.TemporaryDirectory(dir=dst.parent if dst.parent.is_dir() else None) as tmp:
-            self._sandbox.download(src, Path(tmp), STAGE)
+            left = self._deadline - time.monotonic()
+            self._sandbox.download(src, Path(tmp), STAGE, self.max_download_bytes,
+                                   min(DOWNLOAD_MAX_SEC, max(DOWNLOAD_MIN_SEC, left)))
             got = Path(tmp) / Path(src).name
             if not got.exists() and not got.is_symlink():
                 raise FileNotFoundError(f"{src} does not exist in the container")
