@@ -223,7 +223,8 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
     ev.flags += agent.flags
     ev.kill = kill = kill_stage(spec, agent)
     checked = run_verifier_stage(spec, task_, trial_dir)
-    ev.verifier, ev.broke, ev.logs = checked.outcome, checked.broke, checked.logs
+    # past the task's storage_mb: the agent's result whatever else it did (tasks_lib/trial/storage_watch.py)
+    ev.verifier, ev.broke, ev.logs = checked.outcome, agent.over_storage or checked.broke, checked.logs
     ev.flags += checked.flags
     if checked.ran_next_to is not None:
         ev.kill = kill = kill.model_copy(update={"left_running": checked.ran_next_to})
@@ -237,7 +238,8 @@ def _note_failure(spec: TrialSpec, trial_dir: Path, ev: Evidence, exc: Exception
     """An environment failure once the agent ran may be the agent's doing (it stopped its own
     container): then it is the agent's result, scored and flagged (container_health)."""
     if isinstance(exc, EnvironmentFailure) and ev.agent is not None:
-        ev.broke = stopped_container_flag(container_name(spec.job_id, spec.trial_id), trial_dir, ev.memory_mb)
+        name = container_name(spec.job_id, spec.trial_id)
+        ev.broke = ev.agent.over_storage or stopped_container_flag(name, trial_dir, ev.memory_mb)
         if ev.broke is not None:
             return
     ev.failure = stage_failure(exc, trial_dir)

@@ -34,6 +34,7 @@ from tasks_lib.task.task_model import Task
 from tasks_lib.trial.host_agent_api import HOST_LOGS_DIR, HostHarness
 from tasks_lib.trial.host_env import EXEC_DIR
 from tasks_lib.trial.host_run import HostRun
+from tasks_lib.trial.storage_watch import StorageWatch
 
 STAGE = "run-agent"
 
@@ -47,6 +48,8 @@ class AgentStageResult(BaseModel):
     kill_problem: str | None = None
     #: what the stage noticed about the harness itself (a host plug-in that raised after reaching the model)
     flags: list[TrialFlag] = Field(default_factory=list)
+    #: the agent passed the task's storage_mb and was stopped (``storage_watch``): its result, scored 0
+    over_storage: TrialFlag | None = None
 
 
 def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, prepared: PreparedHarness,
@@ -57,11 +60,14 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
     for u in prepared.uploads:
         if u.target.startswith("/opt/tbflow/"):  # an immutable harness bundle: its tar is reused
             sandbox.upload_tar(bundle_tar(u.source, u.target), u.target, STAGE)
+    watch = StorageWatch(sandbox, task.config.environment.storage_mb)
     if isinstance(harness, HostHarness):
         run = HostRun(sandbox, spec, task, harness, trial_dir, timeout_sec)
-        outcome, flags = run.run()
+        with watch.running(run.stop_now):
+            outcome, flags = run.run()
         return AgentStageResult(outcome=outcome, killed_at_deadline=run.killed, sessions=run.sessions,
-                                kill_problem="; ".join(run.problems) or None, flags=flags)
+                                kill_problem="; ".join(run.problems) or None, flags=flags,
+                                over_storage=watch.flag(trial_dir))
     access = (open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "", trial_dir / EXCHANGE_FILE)
               if harness.kind == "model" else None)
     gateway: GatewayUsage | None = None
@@ -82,7 +88,8 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
 
         exec_id, sid = sandbox.launch(command.argv, stdout_path, stderr_path, STAGE, user=command.user, env=command.env)
         sessions.append(sid)
-        result = sandbox.wait(exec_id, timeout_sec, STAGE, on_deadline=stop_agent)
+        with watch.running(stop_agent):
+            result = sandbox.wait(exec_id, timeout_sec, STAGE, on_deadline=stop_agent)
     finally:
         if access is not None:
             gateway = close_link(sandbox, spec.job_id, spec.trial_id)
@@ -96,7 +103,7 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
         gateway_usage=gateway,
     )
     return AgentStageResult(outcome=outcome, killed_at_deadline=killed, sessions=sessions,
-                            kill_problem="; ".join(problems) or None)
+                            kill_problem="; ".join(problems) or None, over_storage=watch.flag(trial_dir))
 
 
 def read_agent_logs(outcome: AgentOutcome, harness: Harness, trial_dir: Path) -> AgentOutcome:

@@ -115,6 +115,11 @@ class HostRun:
             interrupts.check()
         return False
 
+    def stop_now(self) -> None:
+        """Stop the agent before its deadline (it passed a bound: ``storage_watch``): no command
+        starts any more and the ones running are killed; ``run`` then ends as at the deadline."""
+        self._stop_at_deadline()
+
     def _stop_at_deadline(self) -> None:
         with self.lock:  # no command starts after this; the ones that did are in the list
             self.stop.set()

@@ -1,0 +1,41 @@
+"""``[environment] storage_mb`` was ignored (issue 29): on overlay2 over ext4 the engine has no
+quota, so an agent could write until the host's disk was full, and every trial after it failed.
+tbflow now measures the writable layer while the agent runs (where the engine has a quota it holds
+it itself): an agent past the bound is stopped at once and scored 0, flagged ``broke-container``
+with ``storage.txt`` as evidence, never invalid; the job goes on, and an honest agent writing a
+few MB under the same bound is untouched. Real engine, real Prefect."""
+
+import pytest
+
+from task_factory import make_task, record_of
+
+BOUND_MB = 50
+HOSTILE = "head -c 400M /dev/zero > /app/fill || true\nsleep 120\n"  # stopped well before its sleep ends
+HONEST = ("head -c 3000000 /dev/urandom > /app/data.bin\nfor i in $(seq 2000); do echo \"line $i\"; done\n"
+          "echo ok > /app/done.txt\n")
+
+
+@pytest.mark.docker
+def test_agent_past_storage_mb_is_stopped_scored_zero_and_the_job_goes_on(run_job, tmp_path):
+    ds = tmp_path / "ds"
+    bound = f"storage_mb = {BOUND_MB}\n"
+    make_task(ds, "fill", solve=HOSTILE, check="true", agent_timeout=600, extra_toml=bound)
+    make_task(ds, "honest", solve=HONEST, check="test -s /app/done.txt && test $(stat -c %s /app/data.bin) -eq 3000000",
+              extra_toml=bound)
+    result = run_job(ds, concurrency=2)
+    trials = tmp_path / "jobs" / "job" / "trials"
+
+    fill = record_of(result, "fill")
+    assert (fill.validity.status, fill.validity.reward) == ("scored", 0.0), fill.validity
+    (flag,) = [f for f in fill.flags if f.kind == "broke-container"]
+    assert f"over the task's storage_mb of {BOUND_MB} MB" in flag.message and flag.evidence == "storage.txt", flag
+    evidence = (trials / fill.trial_id / "storage.txt").read_text()
+    assert "/app/fill" in evidence, evidence
+    written = int(evidence.split("as allocated on the host's disk: ")[1].split()[0])
+    assert written > BOUND_MB * 2**20, evidence
+    assert not fill.agent.timed_out and fill.agent.exit_code != 0, fill.agent  # stopped, not left to its sleep
+
+    honest = record_of(result, "honest")
+    assert (honest.validity.status, honest.validity.reward) == ("scored", 1.0), honest.validity
+    assert not [f for f in honest.flags if f.kind == "broke-container"], honest.flags
+    assert not (trials / honest.trial_id / "storage.txt").exists()
