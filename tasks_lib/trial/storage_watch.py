@@ -3,7 +3,7 @@
 Where the storage driver has a quota (``trial_limits``: btrfs, zfs, overlay2 on xfs with
 ``pquota``) the engine holds it and the agent meets ENOSPC. Elsewhere (overlay2 on ext4, this kind
 of host) tbflow measures the writable layer while the agent runs: every ``POLL_SEC`` at most, and
-never more than a tenth of a core (the next walk waits ``COST_FACTOR`` times the last one's time),
+never more than a twentieth of a core (the next walk waits ``COST_FACTOR`` times the last one's time),
 once more when the agent ended. An agent past the bound is stopped at once (its sessions killed, as
 at its deadline) and the trial is its result: scored 0, flagged ``broke-container``, with
 ``storage.txt`` (the bound, what was measured, the largest files) as evidence. The bound is the
@@ -30,8 +30,8 @@ from tasks_lib.errors import ContainerError
 from tasks_lib.records.record_models import TrialFlag
 
 STAGE = "run-agent"
-POLL_SEC = 1.0
-COST_FACTOR = 10
+POLL_SEC = 0.25
+COST_FACTOR = 20
 EVIDENCE = "storage.txt"
 MB = 1024 * 1024
 
