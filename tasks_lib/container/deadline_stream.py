@@ -52,9 +52,10 @@ def stream_with_deadline(call: Callable[[docker.APIClient], Iterator[Any]], on_i
     try:
         while worker.is_alive() and time.monotonic() < deadline and not interrupts.stopping():
             worker.join(min(POLL_SEC, max(0.0, deadline - time.monotonic())))
-        if worker.is_alive() or failure:  # a consumer that gave up leaves the engine writing, into a
-            for response in responses:    # socket nobody reads, holding the container's lock
-                _shutdown(api, response)
+        # a consumer that stopped reading (its bound, its error) leaves the engine writing into a
+        # socket nobody reads, holding the container's lock: shut it whenever the worker is done
+        for response in responses:
+            _shutdown(api, response)
         if worker.is_alive():
             worker.join(DRAIN_SEC)
             return False

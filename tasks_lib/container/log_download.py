@@ -39,9 +39,10 @@ _COPY_CHUNK = 1024 * 1024
 class _ChunkReader(io.RawIOBase):
     """A read-only file over an iterator of byte chunks (the Docker SDK's archive stream)."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes], max_bytes: int | None = None) -> None:
         self._chunks = iter(chunks)
         self._buf = b""
+        self._left = max_bytes
 
     def readable(self) -> bool:
         return True
@@ -52,15 +53,31 @@ class _ChunkReader(io.RawIOBase):
                 self._buf = next(self._chunks)
             except StopIteration:
                 return 0
+            if self._left is not None:
+                self._left -= len(self._buf)
+                if self._left < 0:
+                    raise _StreamCut
         n = min(len(b), len(self._buf))
         b[:n] = self._buf[:n]
         self._buf = self._buf[n:]
         return n
 
 
+class _StreamCut(Exception):
+    """The archive passed its bound: the rest is not read."""
+
+
 #: entries per kept dir, and bytes per kept dir in units of the per-file cap
 MAX_FILES_PER_DIR = 10_000
 DIR_BUDGET_FILES = 4
+#: what the whole archive may stream beyond the kept dirs' budgets (entries tbflow skips still
+#: stream through: a sparse 1 TiB file anywhere in /logs took the whole download deadline)
+STREAM_SLACK_BYTES = 64 * 1024 * 1024
+
+
+def stream_bound(keep: tuple[str, ...], dir_bytes: int) -> int:
+    """The most bytes of archive read for ``keep`` dirs of ``dir_bytes`` each (pure)."""
+    return (len(keep) + 1) * dir_bytes + STREAM_SLACK_BYTES
 
 
 class _Budget:
@@ -95,7 +112,23 @@ def extract_logs(chunks: Iterator[bytes], dest: Path, top: str, keep: tuple[str,
     outcome = LogsOutcome(max_file_bytes=max_file_bytes, max_files=max_files, max_dir_bytes=dir_bytes)
     budgets = {k: _Budget(k, max_files, dir_bytes) for k in keep}
     dest.mkdir(parents=True, exist_ok=True)
-    stream = io.BufferedReader(_ChunkReader(chunks), buffer_size=_COPY_CHUNK)
+    bound = stream_bound(keep, dir_bytes)
+    stream = io.BufferedReader(_ChunkReader(chunks, bound), buffer_size=_COPY_CHUNK)
+    try:
+        _extract_members(stream, dest, top, keep, max_file_bytes, budgets, outcome)
+    except _StreamCut:  # what came before stays; the caller's stream is shut (archive_fetch)
+        outcome.dropped.append(DroppedLogs(dir=top, reason=f"the archive of /{top} passed {bound} bytes (a file "
+                                                           "of any size streams through it whole); the rest was not read"))
+    for b in budgets.values():
+        if b.dropped_entries:
+            outcome.dropped.append(DroppedLogs(dir=b.name, entries=b.dropped_entries, bytes=b.dropped_bytes,
+                                               reason=f"{b.name}/ held {b.reason} ({max_files} entries, "
+                                                      f"{dir_bytes} bytes)"))
+    return outcome
+
+
+def _extract_members(stream, dest: Path, top: str, keep: tuple[str, ...], max_file_bytes: int,  # noqa: ANN001
+                     budgets: dict[str, "_Budget"], outcome: LogsOutcome) -> None:
     with tarfile.open(fileobj=stream, mode="r|") as tar:
         for member in tar:
             parts = posixpath.normpath(member.name).split("/")
@@ -120,12 +153,6 @@ def extract_logs(chunks: Iterator[bytes], dest: Path, top: str, keep: tuple[str,
             problem = _write(tar, member, local, subdir, max_file_bytes, outcome, rel)
             if problem:
                 outcome.skip(SkippedLogEntry(path=rel, reason=problem))
-    for b in budgets.values():
-        if b.dropped_entries:
-            outcome.dropped.append(DroppedLogs(dir=b.name, entries=b.dropped_entries, bytes=b.dropped_bytes,
-                                               reason=f"{b.name}/ held {b.reason} ({max_files} entries, "
-                                                      f"{dir_bytes} bytes)"))
-    return outcome
 
 
 def _strip(member: tarfile.TarInfo, prefix: str) -> str:
