@@ -1,9 +1,10 @@
 """``[environment] storage_mb`` was ignored (issue 29): on overlay2 over ext4 the engine has no
 quota, so an agent could write until the host's disk was full, and every trial after it failed.
 tbflow now measures the writable layer while the agent runs (where the engine has a quota it holds
-it itself): an agent past the bound is stopped at once and scored 0, flagged ``broke-container``
-with ``storage.txt`` as evidence, never invalid; the job goes on, and an honest agent writing a
-few MB under the same bound is untouched. Real engine, real Prefect."""
+it itself) and counts it in the record (``agent.storage``): an agent past the bound is stopped at
+once and scored 0, flagged ``broke-container`` with ``storage.txt`` as evidence, never invalid;
+the job goes on, and an honest agent writing a few MB under the same bound is untouched. Real
+engine, real Prefect."""
 
 import pytest
 
@@ -34,8 +35,14 @@ def test_agent_past_storage_mb_is_stopped_scored_zero_and_the_job_goes_on(run_jo
     written = int(evidence.split("as allocated on the host's disk: ")[1].split()[0])
     assert written > BOUND_MB * 2**20, evidence
     assert not fill.agent.timed_out and fill.agent.exit_code != 0, fill.agent  # stopped, not left to its sleep
+    counted = fill.agent.storage
+    assert (counted.storage_mb, counted.held_by, counted.exceeded) == (BOUND_MB, "watch", True), counted
+    assert counted.used_bytes == written, counted
 
     honest = record_of(result, "honest")
     assert (honest.validity.status, honest.validity.reward) == ("scored", 1.0), honest.validity
     assert not [f for f in honest.flags if f.kind == "broke-container"], honest.flags
     assert not (trials / honest.trial_id / "storage.txt").exists()
+    counted = honest.agent.storage  # counted when the agent ended, under the bound
+    assert (counted.held_by, counted.exceeded) == ("watch", False), counted
+    assert 3000000 <= counted.used_bytes < BOUND_MB * 2**20, counted

@@ -53,6 +53,20 @@ class ImageOutcome(BaseModel):
     ahead: bool = False
 
 
+class StorageCount(BaseModel):
+    """The task's ``storage_mb`` and what the agent's writable layer held against it
+    (tasks_lib/trial/storage_watch.py, docs/limits.md)."""
+
+    storage_mb: int
+    #: who held the bound: the engine's quota, tbflow's watch, or nobody (``problem`` says why)
+    held_by: Literal["engine-quota", "watch", "none"]
+    #: allocated bytes of the writable layer at the last walk (at the stop, or when the agent ended)
+    used_bytes: int | None = None
+    entries: int | None = None
+    exceeded: bool = False
+    problem: str | None = None
+
+
 class AgentOutcome(BaseModel):
     """What run-agent observed. A timeout is an outcome, not an error."""
 
@@ -83,6 +97,8 @@ class AgentOutcome(BaseModel):
     #: a host-side agent whose loop did not return within the grace after the deadline: left on
     #: its thread, what it did later is not part of the trial (tasks_lib/trial/host_run.py)
     abandoned: bool = False
+    #: set when the task has a ``storage_mb``
+    storage: StorageCount | None = None
 
     @property
     def trial_cost_usd(self) -> float | None:

@@ -65,6 +65,7 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
         run = HostRun(sandbox, spec, task, harness, trial_dir, timeout_sec)
         with watch.running(run.stop_now):
             outcome, flags = run.run()
+        outcome.storage = watch.count()
         return AgentStageResult(outcome=outcome, killed_at_deadline=run.killed, sessions=run.sessions,
                                 kill_problem="; ".join(run.problems) or None, flags=flags,
                                 over_storage=watch.flag(trial_dir))
@@ -101,6 +102,7 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
         stdout_log=f"agent/{command.stdout_name}",
         stderr_log=f"agent/{command.stderr_name}" if command.stderr_name else None,
         gateway_usage=gateway,
+        storage=watch.count(),
     )
     return AgentStageResult(outcome=outcome, killed_at_deadline=killed, sessions=sessions,
                             kill_problem="; ".join(problems) or None, over_storage=watch.flag(trial_dir))

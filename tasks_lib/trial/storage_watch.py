@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 from tasks_lib.container.layer_usage import LayerUsage, layer_usage
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import ContainerError
-from tasks_lib.records.record_models import TrialFlag
+from tasks_lib.records.record_models import StorageCount, TrialFlag
 
 STAGE = "run-agent"
 POLL_SEC = 0.25
@@ -57,14 +58,26 @@ class StorageWatch:
         self.exceeded: LayerUsage | None = None
         self.after_sec = 0.0
         self.problem: str | None = None
+        self.last: LayerUsage | None = None
+        self.quota = False
         self._upper: str | None = None
 
     def _measure(self) -> LayerUsage | None:
         try:
-            return layer_usage(self._upper) if self._upper else None
+            self.last = layer_usage(self._upper) if self._upper else None
         except OSError as exc:  # the container is gone: the stages after this one say why
             self.problem = f"the writable layer could not be read: {exc}"
+        return self.last
+
+    def count(self) -> StorageCount | None:
+        """What the record says about the bound (None: the task set none)."""
+        if not self.storage_mb:
             return None
+        held: Literal["engine-quota", "watch", "none"] = "engine-quota" if self.quota else \
+            "watch" if self._upper else "none"
+        return StorageCount(storage_mb=self.storage_mb, held_by=held, exceeded=self.exceeded is not None,
+                            used_bytes=self.last.bytes if self.last else None,
+                            entries=self.last.entries if self.last else None, problem=self.problem)
 
     def _check(self, began: float) -> bool:
         usage = self._measure()
@@ -102,10 +115,12 @@ class StorageWatch:
 
     def _find_upper(self) -> bool:
         try:
-            data = (self.sandbox.inspect(STAGE).get("GraphDriver") or {}).get("Data") or {}
+            info = self.sandbox.inspect(STAGE)
         except ContainerError as exc:
             self.problem = exc.message
             return False
+        self.quota = "size" in ((info.get("HostConfig") or {}).get("StorageOpt") or {})
+        data = (info.get("GraphDriver") or {}).get("Data") or {}
         upper = data.get("UpperDir")
         if not upper or not os.access(upper, os.R_OK | os.X_OK):
             self.problem = ("storage_mb is not held: the container's writable layer cannot be read here (a remote "
