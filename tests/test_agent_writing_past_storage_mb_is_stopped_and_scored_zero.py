@@ -46,3 +46,39 @@ def test_agent_past_storage_mb_is_stopped_scored_zero_and_the_job_goes_on(run_jo
     counted = honest.agent.storage  # counted when the agent ended, under the bound
     assert (counted.held_by, counted.exceeded) == ("watch", False), counted
     assert 3000000 <= counted.used_bytes < BOUND_MB * 2**20, counted
+
+
+HOST_PLUGIN = '''\
+from tasks_lib.trial.harness_api import PreparedHarness
+from tasks_lib.trial.host_agent_api import HostHarness
+
+
+class Filler(HostHarness):
+    name = "filler"
+    version = "1.0"
+    kind = "reference"
+    wire_api = None
+
+    def prepare(self, task):
+        return PreparedHarness(name=self.name, version=self.version, kind=self.kind)
+
+    def run(self, session):
+        for i in range(40):  # 10 MB a command: stopped commands come back at once, the loop ends
+            out = session.env.exec(f"head -c 10M /dev/zero > /app/fill{i}")
+            if out.timed_out or session.stopped:
+                (session.logs_dir / "stopped-at.txt").write_text(str(i))
+                return
+'''
+
+
+@pytest.mark.docker
+def test_host_agent_past_storage_mb_is_stopped_and_scored_zero(run_job, tmp_path):
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(HOST_PLUGIN)
+    make_task(tmp_path / "ds", "fill", check="true", agent_timeout=600, extra_toml=f"storage_mb = {BOUND_MB}\n")
+    rec = record_of(run_job(tmp_path / "ds", harnesses=[f"{plugin}:Filler"]), "fill", "filler")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 0.0), rec.validity
+    (flag,) = [f for f in rec.flags if f.kind == "broke-container"]
+    assert f"over the task's storage_mb of {BOUND_MB} MB" in flag.message, flag
+    stopped_at = int((tmp_path / "jobs" / "job" / "trials" / rec.trial_id / "host-agent" / "stopped-at.txt").read_text())
+    assert stopped_at < 39 and rec.agent.storage.exceeded, (stopped_at, rec.agent.storage)
