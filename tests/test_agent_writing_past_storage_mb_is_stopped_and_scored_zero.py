@@ -8,6 +8,7 @@ engine, real Prefect."""
 
 import pytest
 
+from host_plugin_source import REFERENCE_BASE
 from task_factory import make_task, record_of
 
 BOUND_MB = 50
@@ -48,19 +49,9 @@ def test_agent_past_storage_mb_is_stopped_scored_zero_and_the_job_goes_on(run_jo
     assert 3000000 <= counted.used_bytes < BOUND_MB * 2**20, counted
 
 
-HOST_PLUGIN = '''\
-from tasks_lib.trial.harness_api import PreparedHarness
-from tasks_lib.trial.host_agent_api import HostHarness
-
-
-class Filler(HostHarness):
+HOST_PLUGIN = REFERENCE_BASE + '''
+class Filler(_Base):
     name = "filler"
-    version = "1.0"
-    kind = "reference"
-    wire_api = None
-
-    def prepare(self, task):
-        return PreparedHarness(name=self.name, version=self.version, kind=self.kind)
 
     def run(self, session):
         for i in range(40):  # 10 MB a command: stopped commands come back at once, the loop ends

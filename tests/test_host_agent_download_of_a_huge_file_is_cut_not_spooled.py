@@ -9,27 +9,12 @@ environment's. Real engine, real Prefect."""
 import json
 import textwrap
 
+from host_plugin_source import REFERENCE_BASE
 from task_factory import make_task, record_of
 from tasks_lib.trial import host_env
 
 BOUND = 8 * 1024 * 1024
-PLUGINS = textwrap.dedent('''\
-    import json
-
-    from tasks_lib.errors import DownloadBoundExceeded
-    from tasks_lib.trial.harness_api import PreparedHarness
-    from tasks_lib.trial.host_agent_api import HostHarness
-
-
-    class _Base(HostHarness):
-        version = "1.0"
-        kind = "reference"
-        wire_api = None
-
-        def prepare(self, task):
-            return PreparedHarness(name=self.name, version=self.version, kind=self.kind)
-
-
+PLUGINS = REFERENCE_BASE + textwrap.dedent('''\
     class Catches(_Base):
         """Downloads what its agent left: a sparse 1 TiB file, a few MB of real work."""
 

@@ -6,23 +6,12 @@ on the container hung: issue 29). The agent's next command runs and the trial is
 import json
 import textwrap
 
+from host_plugin_source import REFERENCE_BASE
 from task_factory import make_task, record_of
 
-PLUGIN = textwrap.dedent('''\
-    import json
-
-    from tasks_lib.trial.harness_api import PreparedHarness
-    from tasks_lib.trial.host_agent_api import HostHarness
-
-
-    class Huge(HostHarness):
+PLUGIN = REFERENCE_BASE + textwrap.dedent('''\
+    class Huge(_Base):
         name = "huge-output"
-        version = "1.0"
-        kind = "reference"
-        wire_api = None
-
-        def prepare(self, task):
-            return PreparedHarness(name=self.name, version=self.version, kind=self.kind)
 
         def run(self, session):
             out = session.env.exec("echo start; truncate -s 1T /dev/stdout")
