@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from mock_model import MockModel
+from tasks_lib.gateway.gateway_limits import GatewayLimits
 from tasks_lib.gateway.model_gateway import ModelGateway, UpstreamConfig
 
 OPENAI_KEY = "sk-proj-REALOPENAIKEY-1f2e3d4c5b6a79880"
@@ -109,10 +110,12 @@ def upstream_for(mock: MockModel, prefix: str = "", **extra) -> UpstreamConfig:
 
 
 @contextlib.contextmanager
-def make_rig(tmp_path: Path, prefix: str = "", mock_kwargs: dict | None = None, **upstream_extra) -> Iterator[Rig]:
+def make_rig(tmp_path: Path, prefix: str = "", mock_kwargs: dict | None = None, limits: GatewayLimits | None = None,
+             **upstream_extra) -> Iterator[Rig]:
     socket_path, log_path = tmp_path / "gw" / "gw.sock", tmp_path / "gateway.jsonl"
     with MockModel(COMMAND, final_text=FINAL_TEXT, log_path=tmp_path / "mock.jsonl", **(mock_kwargs or {})) as mock:
-        gateway = ModelGateway(socket_path, upstream_for(mock, prefix, **upstream_extra), log_path=log_path)
+        gateway = ModelGateway(socket_path, upstream_for(mock, prefix, **upstream_extra), log_path=log_path,
+                               limits=limits)
         with gateway:
             yield Rig(mock, gateway, socket_path, log_path)
 

@@ -227,6 +227,12 @@ def error_body(status: int, anthropic: bool, message: str) -> dict:
 
 # -- the server ------------------------------------------------------------------------------
 
+#: headers a provider sends that describe the account behind the key (and two an SDK acts on)
+ACCOUNT_HEADERS = {"openai-organization": "org-mock-account", "openai-project": "proj_mock",
+                   "x-ratelimit-limit-requests": "10000", "anthropic-organization-id": "mock-org-id",
+                   "set-cookie": "__cf_bm=mock-session", "retry-after": "1", "x-request-id": "req_mock"}
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else headers and body in two writes cost a 40 ms delayed ACK
@@ -266,7 +272,8 @@ class _Handler(BaseHTTPRequestHandler):
                    or self.headers.get("Authorization", "").removeprefix("Bearer "))
             mock.record(dict(entry, reply=f"status:{code}"))
             message = f"Mock error {code}. Incorrect API key provided: {key}"
-            return self._json(code, gemini_error(code, message) if gemini else error_body(code, anthropic, message))
+            return self._json(code, gemini_error(code, message) if gemini else error_body(code, anthropic, message),
+                              {"x-echoed-key": key})
         if gemini and self.command == "POST" and isinstance(body, dict):
             return self._gemini(mock, entry, body, *gemini)
         route = path[path.find("/v1/") + 3:] if "/v1/" in path else None
@@ -328,11 +335,13 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(mock.stream_delay)
         self.wfile.write(b"0\r\n\r\n")
 
-    def _json(self, status: int, obj: dict) -> None:
+    def _json(self, status: int, obj: dict, extra: dict[str, str] | None = None) -> None:
         data = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (ACCOUNT_HEADERS | (extra or {})).items():  # what a provider tells about the account
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 

@@ -16,7 +16,7 @@ def test_each_api_turn_is_recorded_whole_and_read_back(tmp_path):
     record = tmp_path / "trial" / EXCHANGE_FILE
     sent = []
     with make_rig(tmp_path) as rig:
-        token = rig.gateway.register_trial("t", record)
+        token = rig.gateway.register_trial("t", record_to=record)
         with rig.client() as client:
             for api, stream in [(a, True) for a in APIS] + [(GEMINI, True), (GEMINI_JSON, False)]:
                 for turn in ("tool", "final"):
@@ -45,7 +45,7 @@ def test_the_repeated_history_is_not_stored_again(tmp_path):
     record = tmp_path / "trial" / EXCHANGE_FILE
     chat = APIS[1]
     with make_rig(tmp_path) as rig:
-        token = rig.gateway.register_trial("t", record)
+        token = rig.gateway.register_trial("t", record_to=record)
         with rig.client() as client:
             for turn in ("tool", "final"):
                 client.post(chat.path, headers=chat.headers(token), json=chat.body(turn, True))

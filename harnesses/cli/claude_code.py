@@ -47,7 +47,11 @@ class ClaudeCodeHarness(NativeCliHarness):
             "ANTHROPIC_API_KEY": access.token,
             "ANTHROPIC_MODEL": access.model,
             "ANTHROPIC_SMALL_FAST_MODEL": access.model,
+            # every alias a subagent may ask for is the benchmarked model: the gateway refuses any
+            # other model for this trial (docs/model-gateway.md), so an honest sub-task must not ask
             "ANTHROPIC_DEFAULT_HAIKU_MODEL": access.model,
+            "ANTHROPIC_DEFAULT_SONNET_MODEL": access.model,
+            "ANTHROPIC_DEFAULT_OPUS_MODEL": access.model,
             "CLAUDE_CODE_MAX_RETRIES": str(MODEL_RETRIES),
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",

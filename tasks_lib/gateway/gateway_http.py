@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import time
-from typing import AsyncIterator, Protocol
+from typing import AsyncIterator, Callable, Protocol
 
 import anyio
 import httpx
@@ -32,34 +31,35 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from tasks_lib.gateway.gateway_config import Family, UpstreamConfig
+from tasks_lib.gateway.gateway_headers import relayed_headers
+from tasks_lib.gateway.gateway_limits import GatewayLimits, InFlight, LimitExceeded
+from tasks_lib.gateway.gateway_policy import TrialScope, asked_model, family_refusal, model_refusal, refused
+from tasks_lib.gateway.gateway_routes import family_and_route, presented_tokens, routed, without_key
 from tasks_lib.gateway.gateway_server import AbortConnection
 from tasks_lib.gateway.gateway_usage import MAX_PARSE_BYTES, GatewayUsage, SseUsageParser, TokenCount, usage_from_json
 
-_POST_ROUTES = re.compile(r"/(responses|responses/compact|chat/completions|messages|messages/count_tokens)")
-_GET_ROUTES = re.compile(r"/models(/[A-Za-z0-9._:@-]+)?")
-#: the Gemini API's model calls, matched on the whole path (its version is part of the route)
-_GEMINI_ROUTES = re.compile(r"/v1(beta|alpha)?/models/[A-Za-z0-9._@-]+:(generateContent|streamGenerateContent|countTokens)")
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 _HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
         "trailer", "transfer-encoding", "upgrade", "host", "content-length"}
 _DROP_REQUEST = _HOP | {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "accept-encoding"}
-#: content-length is kept: a reply relayed byte for byte has the upstream's length
-_DROP_RESPONSE = (_HOP - {"content-length"}) | {"server", "date"}
-MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_ERROR_BODY = 1024 * 1024
+#: a request body up to this size is parsed for its model on the event loop (a few ms at most)
+_PARSE_ON_LOOP_BYTES = 256 * 1024
 
 
 def error_body(family: Family, status: int, message: str) -> bytes:
     """A gateway-made error in the shape the CLI parses (Anthropic's, Google's or OpenAI's)."""
     if family == "gemini":
-        status_name = {401: "UNAUTHENTICATED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT", 504: "DEADLINE_EXCEEDED"}
+        status_name = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT",
+                       429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
         return json.dumps({"error": {"code": status, "message": message, "status": status_name.get(
             status, "INVALID_ARGUMENT" if status < 500 else "INTERNAL")}}).encode()
     if family == "anthropic":
-        kind = {401: "authentication_error", 404: "not_found_error", 413: "request_too_large",
+        kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+                413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error",
                 504: "timeout_error"}.get(status, "invalid_request_error" if status < 500 else "api_error")
         return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
-    code = {401: "invalid_api_key", 404: "unknown_url"}.get(status)
+    code = {401: "invalid_api_key", 403: "model_not_allowed", 404: "unknown_url"}.get(status)
     kind = "invalid_request_error" if status < 500 else "server_error"
     return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
 
@@ -87,8 +87,14 @@ class ModelGateway(Protocol):
     """
 
     upstream: UpstreamConfig
+    limits: GatewayLimits
+    in_flight: InFlight
 
     def _trial_for(self, tokens: list[str]) -> tuple[str, GatewayUsage] | None: ...
+
+    def scope_of(self, trial_id: str) -> TrialScope | None: ...
+
+    def _refuse(self, trial: tuple[str, GatewayUsage], evidence) -> None: ...
 
     def redact(self, text: str) -> str: ...
 
@@ -124,6 +130,7 @@ class _Booking:
         self.trial: tuple[str, GatewayUsage] | None = None
         self.out, self.t0, self.done = Outcome(), time.monotonic(), False
         self.streaming = False  # handed over to the reply that streams: it settles, not ``_serve``
+        self.release: Callable[[], None] | None = None  # gives back the request's slot and body bytes
 
     def settle(self) -> None:
         if not self.done:
@@ -131,6 +138,8 @@ class _Booking:
             if not self.out.status:  # cancelled before any outcome: the client or the gateway went away
                 self.out.fail(499, "tbflow gateway: the request ended before its reply (client gone or gateway stopping)")
             self.gw._book(self.trial, self.method, self.path, self.out, self.t0)
+            if self.release is not None:
+                self.release()
 
 
 class _BadRequest(Exception):
@@ -140,18 +149,28 @@ class _BadRequest(Exception):
 
 
 async def _serve(gw: ModelGateway, request: Request) -> Response:
+    """One request, in the order that keeps a stranger cheap: token (from the headers), route,
+    provider; only then the body, under its bounds; then the model it names; then upstream."""
     path = request.scope["raw_path"].decode("latin-1")  # as sent: forwarded unchanged
     query = request.scope["query_string"].decode("latin-1")
     booking = _Booking(gw, request.method, path)
-    family, rest = _family_and_route(path, request.headers)
-    query, query_key = _without_key(query) if family == "gemini" else (query, None)
+    family, rest = family_and_route(path, request.headers)
+    query, query_key = without_key(query) if family == "gemini" else (query, None)
     try:
-        body = booking.out.request = await _read_body(request)
-        booking.trial = gw._trial_for(_presented_tokens(request.headers) + ([query_key] if query_key else []))
-        if booking.trial is None:
-            return _error(booking, family, 401, "tbflow gateway: missing or unknown trial token")
+        booking.trial = gw._trial_for(presented_tokens(request.headers) + ([query_key] if query_key else []))
+        if booking.trial is None:  # the body is never read: a stranger costs one small buffer
+            return _error(booking, family, 401, "tbflow gateway: missing or unknown trial token", close=True)
+        if not routed(request.method, family, rest):
+            return _error(booking, family, 404, f"tbflow gateway does not forward {request.method} {path}", close=True)
+        scope = gw.scope_of(booking.trial[0])
+        if scope is not None and (why := family_refusal(scope, family)):
+            return _refusal(booking, family, None, why)
+        body = booking.out.request = await _read_body(request, booking, gw.limits)
+        asked = await _asked_model(family, request.method, path, body) if scope is not None else None
+        if scope is not None and (why := model_refusal(scope, request.method, asked)):
+            return _refusal(booking, family, asked, why)
         return await _forward(request, booking, family, rest, query, body)
-    except _BadRequest as exc:
+    except (_BadRequest, LimitExceeded) as exc:
         return _error(booking, family, exc.status, f"tbflow gateway: {exc}", close=True)
     except ClientDisconnect:
         booking.out.fail(499, "tbflow gateway: the client closed the connection before its request was complete")
@@ -164,26 +183,47 @@ async def _serve(gw: ModelGateway, request: Request) -> Response:
             booking.settle()
 
 
-async def _read_body(request: Request) -> bytes:
+async def _asked_model(family: Family, method: str, path: str, body: bytes) -> str | None:
+    """``gateway_policy.asked_model``; a large body is parsed in a thread, so that parsing it does
+    not hold up every other trial's requests and streams on the server's one event loop."""
+    if len(body) <= _PARSE_ON_LOOP_BYTES:
+        return asked_model(family, method, path, body)
+    return await anyio.to_thread.run_sync(asked_model, family, method, path, body)
+
+
+def _refusal(booking: _Booking, family: Family, asked: str | None, why: str) -> Response:
+    """A 403 for a request outside the trial's scope, its evidence kept in the trial's usage."""
+    assert booking.trial is not None
+    booking.gw._refuse(booking.trial, refused(booking.method, booking.path, family, asked, why))
+    return _error(booking, family, 403, f"tbflow gateway: {why}", close=True)
+
+
+async def _read_body(request: Request, booking: _Booking, limits: GatewayLimits) -> bytes:
+    """The body of an authenticated request, within its trial's slot, the byte bounds and the
+    deadline (``gateway_limits``); the slot and bytes are given back when the booking settles."""
+    in_flight = booking.gw.in_flight
+    assert booking.trial is not None
+    trial, held = booking.trial[0], [0]
+    in_flight.enter(trial)
+    booking.release = lambda: in_flight.leave(trial, held[0])
     declared = request.headers.get("content-length")  # well-formed: uvicorn refused it otherwise
-    if declared is not None and int(declared) > MAX_REQUEST_BYTES:
-        raise _BadRequest(413, f"request body over {MAX_REQUEST_BYTES} bytes")
+    if declared is not None and int(declared) > limits.max_body_bytes:
+        raise LimitExceeded(413, f"request body over {limits.max_body_bytes} bytes")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_REQUEST_BYTES:
-            raise _BadRequest(413, f"request body over {MAX_REQUEST_BYTES} bytes")
+    try:
+        with anyio.fail_after(limits.body_deadline_sec):
+            async for chunk in request.stream():
+                in_flight.take_bytes(trial, held[0], len(chunk))
+                held[0] += len(chunk)
+                body += chunk
+    except TimeoutError:
+        raise _BadRequest(408, f"the request body did not arrive within {limits.body_deadline_sec:g} s") from None
     return bytes(body)
 
 
 async def _forward(request: Request, booking: _Booking, family: Family, rest: str, query: str,
                    body: bytes) -> Response:
     gw, method = booking.gw, request.method
-    routes = _POST_ROUTES if method == "POST" else _GET_ROUTES if method == "GET" else None
-    if family == "gemini":
-        routes = _GEMINI_ROUTES if method == "POST" else None
-    if not rest or routes is None or not routes.fullmatch(rest):
-        return _error(booking, family, 404, f"tbflow gateway does not forward {method} {booking.path}")
     endpoint = gw.upstream.endpoint(family)
     if endpoint is None:
         return _error(booking, family, 502, f"tbflow gateway: no {family} upstream is configured")
@@ -224,7 +264,7 @@ async def _relay_error(booking: _Booking, resp: httpx.Response) -> Response:
         pass
     text = booking.gw.redact(bytes(data[:MAX_ERROR_BODY]).decode("utf-8", "replace"))
     booking.out.fail(resp.status_code, f"upstream {resp.status_code}: {_error_message(text)}")
-    headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() not in _DROP_RESPONSE | {"content-length"}]
+    headers = relayed_headers(resp.headers.multi_items(), booking.gw.redact, keep_length=False)
     booking.settle()
     return Response(text.encode(), resp.status_code, headers=_raw(headers))
 
@@ -239,7 +279,7 @@ class _RelayedReply(Response):
     def __init__(self, upstream: httpx.Response, booking: _Booking) -> None:
         self.upstream, self.booking = upstream, booking
         self.status_code, self.background = upstream.status_code, None
-        self.init_headers(_raw([(k, v) for k, v in upstream.headers.multi_items() if k.lower() not in _DROP_RESPONSE]))
+        self.init_headers(_raw(relayed_headers(upstream.headers.multi_items(), booking.gw.redact)))
         sse = "text/event-stream" in upstream.headers.get("content-type", "")
         self._parser, self._collected = (SseUsageParser() if sse else None), bytearray()
         no_body = upstream.status_code in (204, 304)
@@ -322,40 +362,10 @@ def _raw(headers: list[tuple[str, str]]) -> Headers:
     return Headers(raw=[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers])
 
 
-def _family_and_route(path: str, headers: Headers) -> tuple[Family, str]:
-    """The API family (upstream, error shape) and the route forwarded under the upstream's base.
-
-    OpenAI and Anthropic routes are what follows ``/v1``; ``/v1/models`` goes by the auth header
-    style. A Gemini route keeps its whole path: its API version (``/v1beta``) is part of it.
-    """
-    if path.startswith(("/v1beta/", "/v1alpha/")) or (path.startswith("/v1/") and ":" in path):
-        return "gemini", path
-    rest = path[3:] if path.startswith("/v1/") else ""
-    anthropic = rest.startswith("/messages") or ("x-api-key" in headers and "authorization" not in headers)
-    return ("anthropic" if anthropic else "openai"), rest
 
 
-def _without_key(query: str) -> tuple[str, str | None]:
-    """The query without Google's ``key=`` parameter (a token there never goes upstream), and that key."""
-    kept, key = [], None
-    for part in query.split("&") if query else []:
-        name, _, value = part.partition("=")
-        if name == "key":
-            key = value.strip() or key
-        else:
-            kept.append(part)
-    return "&".join(kept), key
 
 
-def _presented_tokens(headers: Headers) -> list[str]:
-    found = []
-    auth = headers.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
-        found.append(auth[7:].strip())
-    for name in ("x-api-key", "x-goog-api-key"):
-        if headers.get(name):
-            found.append(headers[name].strip())
-    return found
 
 
 def _error_message(text: str) -> str:

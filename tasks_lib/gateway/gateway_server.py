@@ -10,6 +10,12 @@ listens before ``start`` returns is what makes the start synchronous.
 ``start`` returns once uvicorn serves; ``stop`` ends requests still in flight at once (they
 would otherwise hold the stop until their upstream answered), closes the connections and the
 app (its lifespan), and joins the thread.
+
+Bounds (``gateway_limits``): a connection past ``max_connections``, or past its container's
+``per_container_connections`` (``gateway_peers``), is closed as it opens, and
+one that has not sent a request's headers within ``headers_deadline_sec`` (of opening, or of its
+previous reply plus the keep-alive idle time) is closed, so idle or slow-loris connections cannot
+take the socket's slots, nor the process's descriptors, for ever.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ import threading
 import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from tasks_lib.gateway.gateway_limits import GatewayLimits
+from tasks_lib.gateway.gateway_peers import peer_bucket
 
 #: seconds to wait for the server's thread at stop
 STOP_WAIT_SEC = 10.0
@@ -54,10 +63,62 @@ class _Connection(H11Protocol):
     access log.
     """
 
+    #: set per server by ``UnixAsgiServer`` (uvicorn makes the connections, with its own arguments)
+    limits = GatewayLimits()
+    #: open connections per peer container (``gateway_peers``), on the server's loop only
+    per_peer: dict[str, int] = {}
+
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 (uvicorn's signature)
         super().__init__(*args, **kwargs)
         self.logger = _log
         self.access_log = False
+        self._deadline: asyncio.TimerHandle | None = None
+        self._peer: str | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections or not self._count_peer(transport):
+            transport.close()  # one too many: refused before it costs more than this
+            return
+        self._arm(self.limits.headers_deadline_sec)
+
+    def _count_peer(self, transport: asyncio.Transport) -> bool:
+        """Count the connection for its container; False when that one holds its bound already."""
+        peer = peer_bucket(transport.get_extra_info("socket"))
+        if peer is None:
+            return True
+        if self.per_peer.get(peer, 0) >= self.limits.per_container_connections:
+            return False
+        self.per_peer[peer] = self.per_peer.get(peer, 0) + 1
+        self._peer = peer
+        return True
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm(self.timeout_keep_alive + self.limits.headers_deadline_sec)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        if self._peer is not None:
+            left = self.per_peer[self._peer] - 1
+            if left:
+                self.per_peer[self._peer] = left
+            else:
+                del self.per_peer[self._peer]
+            self._peer = None
+        super().connection_lost(exc)
+
+    def _arm(self, delay: float) -> None:
+        """Close the connection unless a new request's headers have arrived within ``delay``."""
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self.loop.call_later(delay, self._late, self.cycle)
+
+    def _late(self, waiting_after: object) -> None:
+        if self.cycle is waiting_after and not self.transport.is_closing():  # no request since
+            self.transport.close()
 
     def eof_received(self) -> bool | None:  # type: ignore[override]
         cycle = self.cycle
@@ -118,10 +179,13 @@ class _Server(uvicorn.Server):
 class UnixAsgiServer:
     """``app`` served on the listening unix socket ``sock`` until ``stop()``."""
 
-    def __init__(self, sock: socket.socket, app: ASGIApp, name: str) -> None:
-        config = uvicorn.Config(app, http=_Connection, ws="none", lifespan="on", loop="asyncio",
-                                log_config=None, proxy_headers=False, server_header=False, date_header=False,
-                                timeout_keep_alive=IDLE_CONNECTION_SEC)
+    def __init__(self, sock: socket.socket, app: ASGIApp, name: str, limits: GatewayLimits | None = None) -> None:
+        limits = limits or GatewayLimits()
+        connection = type("_BoundedConnection", (_Connection,), {"limits": limits, "per_peer": {}})
+        config = uvicorn.Config(app, http=connection, ws="none", lifespan="on", loop="asyncio", log_config=None,
+                                proxy_headers=False, server_header=False, date_header=False,
+                                timeout_keep_alive=IDLE_CONNECTION_SEC,
+                                limit_concurrency=limits.max_connections + 1)  # uvicorn counts the asking one
         self._server = _Server(config)
         self._thread = threading.Thread(target=self._server.run_until_stopped, args=(sock,), name=name, daemon=True)
 

@@ -31,6 +31,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from tasks_lib.gateway.gateway_policy import RefusedRequest
+
+#: at most this many refused requests are kept as evidence per trial (all are counted in ``errors``)
+MAX_REFUSED_KEPT = 20
 #: A JSON body or one SSE event larger than this is not parsed for usage (it is still relayed).
 MAX_PARSE_BYTES = 32 * 1024 * 1024
 
@@ -50,6 +54,8 @@ class GatewayUsage(BaseModel):
     answering, whatever its body says, so it is what decides "reached the model". The token sums
     also keep what a reply that was cut later had already reported (a stream that stalled after
     its first event is booked as the gateway's 504 but was metered by the provider).
+    ``refused`` is the evidence of requests outside the trial's provider and model (the first
+    ``MAX_REFUSED_KEPT``; each is also a 403 in ``errors``), see ``gateway_policy``.
     """
 
     requests: int = 0
@@ -58,6 +64,7 @@ class GatewayUsage(BaseModel):
     output_tokens: int = 0
     errors: dict[int, int] = Field(default_factory=dict)
     last_error: str | None = None
+    refused: list[RefusedRequest] = Field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:
@@ -74,6 +81,11 @@ class GatewayUsage(BaseModel):
         if status >= 400:
             self.errors[status] = self.errors.get(status, 0) + 1
             self.last_error = error
+
+    def refuse(self, evidence: RefusedRequest) -> None:
+        """Keep the evidence of one refused request (its 403 is booked by ``add``)."""
+        if len(self.refused) < MAX_REFUSED_KEPT:
+            self.refused.append(evidence)
 
 
 def _int(value: object) -> int:

@@ -11,7 +11,11 @@ Rules it keeps (the HTTP side is ``gateway_http``, served by ``gateway_server``)
 
 * Tokens: ``Authorization: Bearer <tok>``, ``x-api-key: <tok>``, ``x-goog-api-key: <tok>`` or a
   Gemini request's ``key=<tok>`` query parameter. Missing/unknown → 401 in the API's error shape,
-  never forwarded. Every client auth header (and ``key=``) is stripped before forwarding.
+  never forwarded, and decided from the headers: the body of such a request is never read.
+  Every client auth header (and ``key=``) is stripped before forwarding.
+* A token serves its trial's own API family and model only (``gateway_policy``): anything else
+  → 403, with the evidence in the trial's usage (``GatewayUsage.refused``).
+* Connections, requests, bytes and time are bounded per trial and in total (``gateway_limits``).
 * Only model routes are forwarded (under ``/v1``: ``responses``, ``chat/completions``,
   ``messages``, ``messages/count_tokens``, ``GET models``; Gemini's
   ``/v1beta/models/<model>:generateContent``, ``:streamGenerateContent``, ``:countTokens``): the
@@ -19,7 +23,8 @@ Rules it keeps (the HTTP side is ``gateway_http``, served by ``gateway_server``)
   else → 404.
 * Streams pass through chunk by chunk (CLIs time out on buffered SSE); ``Accept-Encoding:
   identity`` is asked of the upstream so usage can be read on the way.
-* Upstream errors pass through with their status, bodies redacted (providers echo keys). A hung
+* Upstream errors pass through with their status, bodies redacted (providers echo keys); of the
+  reply headers only an allowlist passes (``gateway_headers``). A hung
   upstream ends in 504 after ``read_timeout_sec`` without bytes; unreachable → 502.
 * The key is never logged or written: ``SecretStr`` in the config, redaction of every error text
   and of the optional request log (which holds no headers and no tokens either). Nothing but the
@@ -45,6 +50,8 @@ from tasks_lib.errors import TbflowError
 from tasks_lib.gateway.exchange.exchange_recorder import ExchangeRecorder
 from tasks_lib.gateway.gateway_config import GatewayConfigError, UpstreamConfig, UpstreamEndpoint
 from tasks_lib.gateway.gateway_http import Outcome, error_body, gateway_app
+from tasks_lib.gateway.gateway_limits import GatewayLimits, InFlight
+from tasks_lib.gateway.gateway_policy import RefusedRequest, TrialScope
 from tasks_lib.gateway.gateway_server import UnixAsgiServer
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 
@@ -73,14 +80,18 @@ class ModelGateway:
     """
 
     def __init__(self, socket_path: Path | str, upstream: UpstreamConfig, *,
-                 log_path: Path | str | None = None) -> None:
+                 log_path: Path | str | None = None, limits: GatewayLimits | None = None) -> None:
         self.socket_path = Path(socket_path)
         self.upstream = upstream
+        self.limits = limits or GatewayLimits()
+        #: requests and body bytes held now; the server's thread alone changes it
+        self.in_flight = InFlight(self.limits)
         self.log_path = Path(log_path) if log_path else None
         self._secrets = upstream.secrets()
         self._lock = threading.Lock()
         self._tokens: dict[str, str] = {}           # token -> trial id
         self._usage: dict[str, GatewayUsage] = {}   # trial id -> usage
+        self._scopes: dict[str, TrialScope] = {}     # trial id -> what its token may spend
         self.rejected = 0
         self._server: UnixAsgiServer | None = None
         self.recorder = ExchangeRecorder(lambda text: TOKEN_PATTERN.sub(REDACTED, self.redact(text)))
@@ -93,7 +104,8 @@ class ModelGateway:
             raise GatewayError(f"the gateway on {self.socket_path} is already running")
         sock = self._listen()
         try:
-            server = UnixAsgiServer(sock, gateway_app(self), f"model-gateway:{self.socket_path.name}").start()
+            server = UnixAsgiServer(sock, gateway_app(self), f"model-gateway:{self.socket_path.name}",
+                                    self.limits).start()
         except RuntimeError as exc:
             sock.close()
             self.socket_path.unlink(missing_ok=True)
@@ -150,9 +162,13 @@ class ModelGateway:
 
     # -- trials --------------------------------------------------------------------------------
 
-    def register_trial(self, trial_id: str, record_to: Path | None = None) -> str:
-        """A fresh token for ``trial_id`` (an earlier one is revoked, its usage reset); with
-        ``record_to``, its model exchange is written there until it is unregistered."""
+    def register_trial(self, trial_id: str, scope: TrialScope | None = None, record_to: Path | None = None) -> str:
+        """A fresh token for ``trial_id`` (an earlier one is revoked, its usage reset).
+
+        ``scope``: the one API family and model the token serves (tbflow's trials always give
+        one); None serves every configured upstream, for a caller that is not an agent's trial.
+        ``record_to``: its model exchange is written there until it is unregistered.
+        """
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         if record_to is not None:
             self.recorder.start(trial_id, record_to)
@@ -160,6 +176,8 @@ class ModelGateway:
             self._revoke(trial_id)
             self._tokens[token] = trial_id
             self._usage[trial_id] = GatewayUsage()
+            if scope is not None:
+                self._scopes[trial_id] = scope
         return token
 
     def unregister_trial(self, trial_id: str) -> GatewayUsage:
@@ -170,6 +188,10 @@ class ModelGateway:
             del self._usage[trial_id]
         self.recorder.stop(trial_id)
         return final
+
+    def scope_of(self, trial_id: str) -> TrialScope | None:
+        with self._lock:
+            return self._scopes.get(trial_id)
 
     def usage(self, trial_id: str) -> GatewayUsage:
         with self._lock:
@@ -183,6 +205,7 @@ class ModelGateway:
     def _revoke(self, trial_id: str) -> None:
         for token in [t for t, owner in self._tokens.items() if owner == trial_id]:
             del self._tokens[token]
+        self._scopes.pop(trial_id, None)
 
     def _trial_for(self, tokens: list[str]) -> tuple[str, GatewayUsage] | None:
         with self._lock:
@@ -199,6 +222,10 @@ class ModelGateway:
         for key in self._secrets:
             text = text.replace(key, REDACTED)
         return text
+
+    def _refuse(self, trial: tuple[str, GatewayUsage], evidence: RefusedRequest) -> None:
+        with self._lock:
+            trial[1].refuse(evidence)
 
     def _book(self, trial: tuple[str, GatewayUsage] | None, method: str, path: str, out: Outcome, t0: float) -> None:
         if trial is not None:

@@ -69,7 +69,8 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
         return AgentStageResult(outcome=outcome, killed_at_deadline=run.killed, sessions=run.sessions,
                                 kill_problem="; ".join(run.problems) or None, flags=flags,
                                 over_storage=watch.flag(trial_dir))
-    access = (open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "", trial_dir / EXCHANGE_FILE)
+    access = (open_link(sandbox, spec.job_id, spec.trial_id, spec.model or "", harness.wire_api,
+                        trial_dir / EXCHANGE_FILE)
               if harness.kind == "model" else None)
     gateway: GatewayUsage | None = None
     killed: list[ProcessInfo] = []

@@ -73,7 +73,8 @@ class HostRun:
         self.problems: list[str] = []
         self.began = time.monotonic()
         self.deadline = self.began + timeout_sec
-        self.model = (open_host_link(spec.job_id, spec.trial_id, spec.model or "", trial_dir / EXCHANGE_FILE)
+        self.model = (open_host_link(spec.job_id, spec.trial_id, spec.model or "", harness.wire_api,
+                                     trial_dir / EXCHANGE_FILE)
                       if harness.kind == "model" else None)
         env = SandboxEnv(sandbox, self.deadline, self.stop, self.sessions, self.lock)
         session = AgentSession(task=task, instruction=task.instruction, model=self.model, logs_dir=self.logs_dir,

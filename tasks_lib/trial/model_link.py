@@ -22,6 +22,7 @@ from tasks_lib.trial.host_agent_api import HostModelAccess
 from tasks_lib.errors import ContainerError
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.gateway.gateway_usage import GatewayUsage
+from tasks_lib.gateway.gateway_policy import TrialScope
 from tasks_lib.gateway.model_gateway import ModelGateway
 from tasks_lib.gateway.relay_build import GATEWAY_CONTAINER_DIR, RELAY_CONTAINER_DIR, RELAY_NAME, ensure_relay_binary
 from tasks_lib.container.sandbox import Sandbox
@@ -87,7 +88,8 @@ def gateway_mounts(job_id: str) -> dict[str, str]:
     return {str(job_gateway(job_id).socket_path.parent.resolve()): GATEWAY_CONTAINER_DIR}
 
 
-def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str, record_to: Path) -> ModelAccess:
+def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str, wire_api: str | None,
+              record_to: Path) -> ModelAccess:
     gw = job_gateway(job_id)
     relay = ensure_relay_binary()
     sandbox.upload_dirs([(relay.parent, RELAY_CONTAINER_DIR)], "run-agent")
@@ -98,14 +100,19 @@ def open_link(sandbox: Sandbox, job_id: str, trial_id: str, model: str, record_t
     code, out = sandbox.run_tool([relay_bin, "--wait", str(RELAY_PORT), "5"], "run-agent")
     if code != 0:
         raise ContainerError("run-agent", f"model relay did not start on 127.0.0.1:{RELAY_PORT}: {out.strip()[-300:]}")
-    return ModelAccess(base_url=f"http://127.0.0.1:{RELAY_PORT}", **_trial_access(gw, trial_id, model, record_to))
+    return ModelAccess(base_url=f"http://127.0.0.1:{RELAY_PORT}", **_trial_access(gw, trial_id, model, wire_api, record_to))
 
 
-def _trial_access(gw, trial_id: str, model: str, record_to: Path) -> dict[str, str]:
-    """The per-trial token and ``PROVIDER/MODEL`` split, as every way to the model gives them; the
-    trial's model exchange is recorded to ``record_to`` (on the host, outside anything mounted)."""
+def _trial_access(gw, trial_id: str, model: str, wire_api: str | None, record_to: Path) -> dict[str, str]:
+    """The per-trial token and ``PROVIDER/MODEL`` split, as every way to the model gives them.
+
+    The token serves only the harness's wire API and this model (``gateway_policy``); a harness
+    that names no wire API (a plug-in may not) gets a token for every configured upstream. The
+    trial's model exchange is recorded to ``record_to`` (on the host, outside anything mounted).
+    """
     provider, _, name = model.partition("/")
-    return {"token": gw.register_trial(trial_id, record_to), "provider": provider, "model": name or provider}
+    scope = TrialScope.of(wire_api, model) if wire_api and model else None
+    return {"token": gw.register_trial(trial_id, scope, record_to), "provider": provider, "model": name or provider}
 
 
 def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
@@ -126,12 +133,13 @@ def close_link(sandbox: Sandbox, job_id: str, trial_id: str) -> GatewayUsage:
 HOST_GATEWAY_URL = "http://tbflow-gateway"
 
 
-def open_host_link(job_id: str, trial_id: str, model: str, record_to: Path) -> HostModelAccess:
+def open_host_link(job_id: str, trial_id: str, model: str, wire_api: str | None,
+                   record_to: Path) -> HostModelAccess:
     """A host-side agent's way to the model: the job gateway's socket on this host and a per-trial
     token, good until ``close_host_link`` (no relay: nothing in the container reaches the model)."""
     gw = job_gateway(job_id)
     return HostModelAccess(base_url=HOST_GATEWAY_URL, socket_path=gw.socket_path,
-                           **_trial_access(gw, trial_id, model, record_to))
+                           **_trial_access(gw, trial_id, model, wire_api, record_to))
 
 
 def close_host_link(job_id: str, trial_id: str) -> GatewayUsage:

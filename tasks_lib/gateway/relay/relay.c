@@ -81,7 +81,15 @@ static void relay(int a, int b) {
             if (!p[k].revents) continue;
             if (d->len > 0) {
                 ssize_t w = send(d->to, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL);
-                if (w < 0 && !again()) return; /* peer gone: drop the connection */
+                if (w < 0 && !again()) {
+                    /* The receiver stopped reading (the gateway refusing a request without reading
+                     * its body, or a client gone): this direction ends, the other goes on, so a
+                     * reply already sent (the refusal) still reaches its reader. */
+                    d->len = d->off = 0;
+                    d->eof = 1;
+                    shutdown(d->from, SHUT_RD);
+                    continue;
+                }
                 if (w > 0 && (d->off += (size_t)w) == d->len) d->len = d->off = 0;
             } else {
                 ssize_t r = read(d->from, d->buf, sizeof d->buf);
