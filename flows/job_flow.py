@@ -38,7 +38,8 @@ from flows.job.job_result import JobResult, job_record, result_of
 from flows.job.job_verdict import announce, final_state, verdict_of
 from flows.job.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
-from flows.job.run_ui import Fanout, ProgressArtifact, job_tags, readable, refused, tag_flow_run
+from flows.job.run_ui import (Fanout, ProgressArtifact, job_tags, readable, readable_task_run_logs, refused,
+                             tag_flow_run)
 from flows.coordinator import run_shards
 from flows.job.nightly import hook_job_name, publish_nightly_views, scheduled_job_name
 from flows.job.trial_runner import run_trials
@@ -150,8 +151,21 @@ def _ended(result: JobResult, config: JobConfig, logger) -> JobResult:  # noqa: 
     """The job's verdict, said in the log and as the run's final state."""
     verdict = verdict_of(result, parse_threshold(config.fail_on_invalid) if config.fail_on_invalid else None)
     announce(verdict, logger)
+    if tags_ := verdict.attention_tags():  # the UI's tag filter finds the runs that need a look
+        tag_flow_run(tags_, logger, name=Path(result.job_dir).name)
     logger.info("job %s: %s", result.job_name, verdict.summary())  # the run's state says it too
     return final_state(result, verdict)  # type: ignore[return-value]  # Prefect hands callers its data
+
+
+def _run_name() -> str:
+    """The flow run's name: the job's (issue 31: random word pairs said nothing in the run list).
+    An unnamed job is renamed once its directory name is chosen (``run_ui.tag_flow_run``)."""
+    try:
+        from prefect.runtime import flow_run
+
+        return str(scheduled_job_name(flow_run.parameters.get("job_name")) or "tbflow-job")
+    except Exception:  # noqa: BLE001 - a name must never fail the run
+        return "tbflow-job"
 
 
 _job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()
@@ -160,7 +174,7 @@ _job_flow.__doc__ = (_job_flow.__doc__ or "") + JobConfig.args_docstring()
 #: parameters" off, concurrency 0) ends ``Refused`` with one line naming the parameter, not a
 #: multi-line ``Failed`` from Prefect's own check before the flow starts (issue 19).
 job_flow = flow(name="tbflow-job", log_prints=False, validate_parameters=False, on_cancellation=[_cleanup_hook],
-                on_crashed=[_cleanup_hook])(_job_flow)
+                on_crashed=[_cleanup_hook], flow_run_name=_run_name)(_job_flow)
 
 
 def _run_job(p: JobPlan, logger) -> JobResult:
@@ -175,8 +189,9 @@ def _run_job(p: JobPlan, logger) -> JobResult:
         store.archive_trial(tid)
         p.recorded.pop(tid, None)
     todo = p.todo
+    readable_task_run_logs()
     tags_ = job_tags(p)
-    tag_flow_run(tags_, logger)
+    tag_flow_run(tags_, logger, name=p.job_dir.name)
     progress_artifact = ProgressArtifact(artifact_key(p.job_dir.name, "progress"), logger)
     progress_artifact.count(list(p.recorded.values()))
     listener = Fanout(LogListener(logger), progress_artifact, installed_listener())

@@ -28,7 +28,7 @@ from prefect.runtime import flow_run
 from flows.job.job_config import Concurrency, JobConfig, in_parameter_terms
 from flows.job.job_plan import plan, upstream_for
 from flows.job.progress import LogListener, location
-from flows.job.run_ui import job_tags, refused
+from flows.job.run_ui import job_tags, readable_task_run_logs, refused
 from flows.job.trial_runner import run_trials
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
@@ -61,6 +61,7 @@ def shard_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1)
         concurrency: Trials of this shard running at once on this machine.
     """
     logger = get_run_logger()
+    readable_task_run_logs()
     try:
         if is_url(job_dir):  # a job in a store: pull its record into this machine's working copy
             jobs_dir, name = split_job_url(job_dir)

@@ -298,10 +298,15 @@ def ran_on() -> RanOn:
                  flow_name=flow_run.get_flow_name() if run_id else None)
 
 
+#: the state name of a scored trial that carries flags (tampering, processes left running)
+FLAGGED = "Flagged"
+
+
 def verdict_state(record: TrialRecord) -> State:
     """The trial task's final state: ``Completed`` for a scored trial, and for an invalid one a red
     ``Failed`` named ``Invalid`` (a filter on that name lists them; a green Completed one was
-    invisible among the scored: issue 19), with the verdict as the state message. The message is
+    invisible among the scored: issue 19), a scored trial with flags a ``Completed`` named ``Flagged``,
+    with the verdict (and the flags' kinds) as the state message. The message is
     one line (the UI shows it as one); the record keeps the reason's line breaks. Either way the
     data is the record (what ``future.result(raise_on_failure=False)`` returns), and an invalid
     trial is never retried by Prefect (``_retry_environment_only`` retries only the
@@ -309,9 +314,12 @@ def verdict_state(record: TrialRecord) -> State:
     job's own verdict is the job run's state (``flows/job/job_verdict.py``).
     """
     v = record.validity
-    if v.status == "scored":
-        return Completed(data=record, message=f"scored {v.reward:g}")
-    return Failed(data=record, name="Invalid", message=one_line(f"invalid: {v.kind}: {v.reason or ''}", 1000))
+    flags = f"; flagged: {', '.join(f.kind for f in record.flags)}" if record.flags else ""
+    if v.status == "scored":  # a flagged one is named apart: a filter on "Flagged" lists them (issue 31)
+        return Completed(data=record, name=FLAGGED if record.flags else "Completed",
+                         message=f"scored {v.reward:g}{flags}")
+    reason = one_line(f"invalid: {v.kind}: {v.reason or ''}", 1000 - len(flags))
+    return Failed(data=record, name="Invalid", message=reason + flags)
 
 
 #: seconds before an environment failure's retry (± jitter). One number, not a backoff list: the

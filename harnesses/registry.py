@@ -44,6 +44,10 @@ def _builtins() -> dict[str, type[Harness]]:
             "tbflow-agent": TbflowAgentHarness, **shipped()}
 
 
+#: the reference forms besides a name, as the help and ``tbflow harnesses`` say them
+OTHER_FORMS = "path/file.toml (a declarative harness), module:Class or path/file.py:Class"
+
+
 def builtin_names() -> list[str]:
     return sorted(_builtins())
 
@@ -142,5 +146,5 @@ def listings() -> list[Listing]:
     return out
 
 
-__all__ = ["ENTRY_POINT_GROUP", "RESOLVERS", "Resolved", "available_names", "builtin_names", "get_harness",
+__all__ = ["ENTRY_POINT_GROUP", "OTHER_FORMS", "RESOLVERS", "Resolved", "available_names", "builtin_names", "get_harness",
            "listings", "resolve_harness"]

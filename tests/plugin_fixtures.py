@@ -99,3 +99,46 @@ def forget_plugins(*packages: str) -> None:
     for name in list(sys.modules):
         if name.split(".")[0] in packages or name.startswith("_tbflow_harness_file_"):
             del sys.modules[name]
+
+
+#: a valid declarative harness file (str.format template: ``{sha}``, the bundle's pin)
+DECLARED_TOML = '''
+[harness]
+name = "tiny"
+version = "0.1.0"
+wire_api = "openai-chat"
+
+[bundle]
+dir = "agent"
+sha256 = "{sha}"
+
+[command]
+argv = ["{{bundle}}/package/run.sh", "--model={{model}}", "{{instruction}}"]
+env = {{ TINY_KEY = "{{token}}", TINY_URL = "{{base_url}}/v1" }}
+files = {{ "{{state}}/conf.json" = '{{"model": "{{model}}"}}' }}
+
+[logs]
+stdout = "tiny.jsonl"
+error_pattern = 'ERROR: (.*)'
+
+[usage]
+match = {{ object = "chat.completion" }}
+input = "usage.prompt_tokens"
+output = ["usage.completion_tokens"]
+combine = "sum"
+
+[exit_codes]
+3 = "incomplete"
+'''
+
+
+def write_declared(tmp_path: Path, text: str = DECLARED_TOML, name: str = "x.toml") -> Path:
+    """A declarative harness file ``name`` in ``tmp_path`` with its bundle dir ``agent/`` pinned."""
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    from harnesses.declared.local_bundle import tree_sha256
+
+    path = tmp_path / name
+    path.write_text(text.format(sha=tree_sha256(agent)) if "{sha}" in text else text)
+    return path

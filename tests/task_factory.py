@@ -64,7 +64,18 @@ def record_of(result, task: str, harness: str = "oracle", attempt: int = 1):
 def run_job_flow(dataset: Path, jobs_dir: Path, **kw):
     """Run the real job flow in this process (as ``tbflow run`` does) and return its ``JobResult``."""
     from flows.job.job_config import JobConfig
-    from flows.job_flow import job_flow
 
     kw.setdefault("job_name", "job")
-    return job_flow(**JobConfig(dataset=str(dataset), jobs_dir=str(jobs_dir), **kw).flow_parameters())
+    return job_result(**JobConfig(dataset=str(dataset), jobs_dir=str(jobs_dir), **kw).flow_parameters())
+
+
+def job_result(**params):
+    """The job flow's ``JobResult``, also for a job with invalid trials (whose run ends ``Failed``
+    with the result in the ``NotAllScored`` it raises)."""
+    from flows.job.job_verdict import NotAllScored
+    from flows.job_flow import job_flow
+
+    try:
+        return job_flow(**params)
+    except NotAllScored as exc:
+        return exc.result

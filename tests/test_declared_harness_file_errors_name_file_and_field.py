@@ -11,48 +11,8 @@ from pathlib import Path
 import pytest
 
 from tasks_lib.errors import InputError
+from plugin_fixtures import DECLARED_TOML as GOOD, write_declared as _write  # noqa: F401
 from tbflow_process import ROOT, TBFLOW
-
-GOOD = '''
-[harness]
-name = "tiny"
-version = "0.1.0"
-wire_api = "openai-chat"
-
-[bundle]
-dir = "agent"
-sha256 = "{sha}"
-
-[command]
-argv = ["{{bundle}}/package/run.sh", "--model={{model}}", "{{instruction}}"]
-env = {{ TINY_KEY = "{{token}}", TINY_URL = "{{base_url}}/v1" }}
-files = {{ "{{state}}/conf.json" = '{{"model": "{{model}}"}}' }}
-
-[logs]
-stdout = "tiny.jsonl"
-error_pattern = 'ERROR: (.*)'
-
-[usage]
-match = {{ object = "chat.completion" }}
-input = "usage.prompt_tokens"
-output = ["usage.completion_tokens"]
-combine = "sum"
-
-[exit_codes]
-3 = "incomplete"
-'''
-
-
-def _write(tmp_path: Path, text: str, name: str = "x.toml") -> Path:
-    agent = tmp_path / "agent"
-    agent.mkdir(exist_ok=True)
-    (agent / "run.sh").write_text("#!/bin/sh\necho hi\n")
-    from harnesses.declared.local_bundle import tree_sha256
-
-    path = tmp_path / name
-    path.write_text(text.format(sha=tree_sha256(agent)) if "{sha}" in text else text)
-    return path
-
 
 def _error(path: Path) -> str:
     from harnesses.declared.declared_harness import load_spec

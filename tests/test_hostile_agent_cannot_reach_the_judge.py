@@ -13,7 +13,7 @@ import os
 import pytest
 
 from hostile_attacks import ATTACKS, STRIKE_BEFORE_DOWNLOAD, hold_download
-from task_factory import make_task, record_of
+from task_factory import job_result, make_task, record_of
 
 pytestmark = pytest.mark.docker
 
@@ -21,7 +21,6 @@ pytestmark = pytest.mark.docker
 @pytest.fixture(scope="module")
 def hostile(docker_ready, prefect_local, tmp_path_factory):
     from flows.job.job_config import JobConfig
-    from flows.job_flow import job_flow
     from tasks_lib.container.sandbox import Sandbox
 
     root = tmp_path_factory.mktemp("hostile")
@@ -32,8 +31,8 @@ def hostile(docker_ready, prefect_local, tmp_path_factory):
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(Sandbox, "download_logs", hold_download(Sandbox.download_logs, STRIKE_BEFORE_DOWNLOAD))
-            result = job_flow(**JobConfig(dataset=str(root / "ds"), jobs_dir=str(root / "jobs"), job_name="job",
-                                          concurrency=3, env_retries=0).flow_parameters())
+            result = job_result(**JobConfig(dataset=str(root / "ds"), jobs_dir=str(root / "jobs"), job_name="job",
+                                            concurrency=3, env_retries=0).flow_parameters())
     finally:
         os.environ.pop("TBFLOW_HISTORY") if old is None else os.environ.__setitem__("TBFLOW_HISTORY", old)
     return root / "jobs" / "job", result

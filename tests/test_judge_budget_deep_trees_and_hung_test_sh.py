@@ -19,7 +19,7 @@ import os
 import pytest
 
 from hostile_attacks import FIND, detached
-from task_factory import make_task, record_of
+from task_factory import job_result, make_task, record_of
 
 pytestmark = pytest.mark.docker
 
@@ -57,7 +57,6 @@ assert FIND in STOPPER  # find_proc comes with detached()
 def judged(docker_ready, prefect_local, tmp_path_factory):
     """(job result, {task: the judge's verify run}): every run of the judge is kept as it came."""
     from flows.job.job_config import JobConfig
-    from flows.job_flow import job_flow
     from tasks_lib.trial import verifier_stage
 
     root = tmp_path_factory.mktemp("judge-budget")
@@ -76,8 +75,8 @@ def judged(docker_ready, prefect_local, tmp_path_factory):
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(verifier_stage, "run_judge", kept)
-            result = job_flow(**JobConfig(dataset=str(root / "ds"), jobs_dir=str(root / "jobs"), job_name="job",
-                                          concurrency=4, env_retries=0).flow_parameters())
+            result = job_result(**JobConfig(dataset=str(root / "ds"), jobs_dir=str(root / "jobs"), job_name="job",
+                                            concurrency=4, env_retries=0).flow_parameters())
     finally:
         os.environ.pop("TBFLOW_HISTORY") if old is None else os.environ.__setitem__("TBFLOW_HISTORY", old)
     return result, runs

@@ -27,10 +27,10 @@ def test_a_shard_refused_for_bad_input_is_not_rerun(docker_ready, tmp_path):
                              f"mount -t tmpfs tmpfs {shared} && exec \"$@\"", "worker"])
         res = stack.sh(f"prefect deployment run tbflow-job/examples-oracle --param dataset={ds} "
                        f"--param jobs_dir={jobs} --param 'job_name=\"nostore\"' --param shards=1 --watch", timeout=600)
-        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.returncode == 1 and "finished in state '1 unrecorded'" in res.stdout + res.stderr, res.stdout + res.stderr
 
-        job_run = stack.job_run()
-        assert job_run["state"]["type"] == "COMPLETED", job_run["state"]
+        job_run = stack.job_run()  # a trial without a record: the job needs a look (issue 31), red
+        assert (job_run["state"]["type"], job_run["state"]["name"]) == ("FAILED", "1 unrecorded"), job_run["state"]
         (shard,) = stack.shard_runs()
         assert (shard["state"]["type"], shard["state"]["name"]) == ("FAILED", "Refused"), shard["state"]
         assert "not a tbflow job directory" in shard["state"]["message"], shard["state"]

@@ -30,10 +30,10 @@ def test_a_shard_that_keeps_crashing_is_rerun_twice_then_its_trials_are_reported
         bad = stack.sh(run + " --param shard_reruns=11")
         assert bad.returncode != 0 and "shard_reruns" in bad.stdout + bad.stderr, bad.stdout + bad.stderr
         res = stack.sh(run + " --param shard_reruns=2 --watch", timeout=900)
-        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.returncode == 1 and "finished in state '2 unrecorded'" in res.stdout + res.stderr, res.stdout + res.stderr
 
-        job_run = stack.job_run()
-        assert job_run["state"]["type"] == "COMPLETED", job_run["state"]
+        job_run = stack.job_run()  # no trial recorded: the job needs a look (issue 31), red
+        assert (job_run["state"]["type"], job_run["state"]["name"]) == ("FAILED", "2 unrecorded"), job_run["state"]
         shards = stack.shard_runs()
         names = sorted(r["name"] for r in shards)
         assert names == ["crashy shard 1/1", "crashy shard 1/1 (re-run 1)", "crashy shard 1/1 (re-run 2)"], names

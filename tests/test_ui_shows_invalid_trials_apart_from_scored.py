@@ -26,8 +26,8 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
     make_task(ds, "noreward", test_sh="#!/bin/bash\necho 'no reward written'\n")
     cfg = JobConfig(dataset=str(ds), jobs_dir=str(tmp_path / "jobs"), job_name="UI_Job", concurrency=2)
     state = job_flow(**cfg.flow_parameters(), return_state=True)
-    assert state.is_completed(), state
-    assert (state.name, state.message) == ("Not all scored", "2 trials: 1 scored, 1 invalid"), state
+    assert state.is_failed(), state  # invalid trials: a red run (issue 31)
+    assert (state.name, state.message) == ("1 invalid", "2 trials: 1 scored, 1 invalid"), state
     run_id = state.state_details.flow_run_id
 
     with get_client(sync_client=True) as client:
@@ -56,7 +56,7 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
     assert {"ui-job-report", "ui-job-trials", "ui-job-progress"} <= set(by_key), sorted(by_key)
     progress = by_key["ui-job-progress"]
     assert progress.data == 100.0
-    assert progress.description == "2/2 trials done: 1 scored, 1 invalid"
+    assert progress.description == "2/2 trials done: 1 scored, 1 invalid, 0 flagged"
 
 
 def test_trial_log_lines_show_colour_codes_as_escapes_never_raw(tmp_path):

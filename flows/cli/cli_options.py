@@ -33,8 +33,9 @@ def normalize_optional_value(args: list[str], flag: str, default: str, accepts: 
     return out
 
 
-def optional_value_command(flag: str, default: str, accepts: Callable[[str], bool]) -> type[TyperCommand]:
-    class _Command(TyperCommand):
+def optional_value_command(flag: str, default: str, accepts: Callable[[str], bool],
+                           base: type[TyperCommand] = TyperCommand) -> type[TyperCommand]:
+    class _Command(base):  # type: ignore[valid-type,misc]
         def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 (click's signature)
             return super().parse_args(ctx, normalize_optional_value(list(args), flag, default, accepts))
 

@@ -13,10 +13,9 @@ from typing import NoReturn, Optional
 
 import typer
 
-REGISTRY_HELP = ("Where dataset names are looked up: a registry file in Harbor's format (path, file:// or http(s) "
-                 "URL), a store directory, or a git repository (.git URL) for ORG/NAME@REF. "
-                 "Default: $TBFLOW_REGISTRY, else Harbor's registry.json on GitHub.")
-UNPINNED_HELP = "Accept dataset tasks pinned to a branch or tag instead of a full commit SHA (the commit is recorded)."
+REGISTRY_HELP = ("Where dataset names are looked up: a Harbor registry file (path or URL), a store directory, "
+                 "or a .git URL (for ORG/NAME@REF). Default: $TBFLOW_REGISTRY, else Harbor's on GitHub.")
+UNPINNED_HELP = "Accept tasks pinned to a branch or tag, not a commit SHA (the commit is recorded)."
 
 datasets_app = typer.Typer(help="Datasets by name: list the registry and the cache, download, verify.",
                            no_args_is_help=True)

@@ -13,7 +13,7 @@ from flows.cli.job_start import Started, refuse, refusal_of, release, stopped
 from flows.cli.stopping import StopHandlers
 from flows.job import progress
 from flows.job.job_result import JobResult
-from flows.job.job_verdict import InvalidTrialsGate
+from flows.job.job_verdict import InvalidTrialsGate, NotAllScored
 from flows.job_flow import job_flow
 from flows.local_server.prefect_settings import no_heartbeats_on
 
@@ -34,6 +34,8 @@ def run_flow(started: Started, stop: StopHandlers) -> tuple[JobResult, str | Non
             return job_flow(**started.config.flow_parameters()), None
     except InvalidTrialsGate as exc:  # --fail-on-invalid tripped: the job ran; show it, then exit 1
         return exc.result, str(exc)
+    except NotAllScored as exc:  # the run is red in Prefect; the command shows the results (exit 0)
+        return exc.result, None
     except BaseException as exc:
         found = refusal_of(exc, started.config, starting=False)
         if found is not None:

@@ -137,6 +137,9 @@ def start(config: JobConfig, server: Server | None, start_server: Callable[[], S
     except KeyboardInterrupt:
         release(lock)
         stopped(stop, planned=None)
+    except typer.Exit:  # the gate of an all-recorded job: its status and message are the command's
+        release(lock)
+        raise
     except Exception as exc:
         release(lock)
         found = refusal_of(exc, config, starting=True)

@@ -19,11 +19,12 @@ import typer
 from flows.cli import gc_cli
 from flows.cli.cli_options import optional_value_command
 from flows.cli.datasets_cli import REGISTRY_HELP, UNPINNED_HELP
+from flows.cli.harness_help import PLACEHOLDER as HARNESS_PLACEHOLDER, HarnessHelpCommand
 from flows.local_server.prefect_settings import configure_embedded_prefect
 from tasks_lib.report.invalid_gate import looks_like_threshold
 from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Run Terminal-Bench 2.x tasks on Docker; every trial ends scored or invalid with a reason.")
 
 _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concurrency", "attempts": "--attempts",
@@ -33,9 +34,9 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build",
          "fail_on_invalid": "--fail-on-invalid", "prices": "--prices"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
-ORDER_HELP = ("Start order of the trials: expected (longest expected duration first: the task's earlier run "
-              "times on this machine, else its metadata estimate, else its agent timeout), name, or random.")
-SEED_HELP = "Seed for --order random (default: a new one, recorded in job.json)."
+ORDER_HELP = ("Start order: expected (longest expected duration first: earlier runs here, else the task's "
+              "estimate, else its timeout), name, or random.")
+SEED_HELP = "Seed for --order random (default: a new one, recorded)."
 
 
 @app.callback()
@@ -68,55 +69,54 @@ def _config(**kw):
         fail(_FLAG.get(field, field), msg)
 
 
-PRICES_HELP = ("Model price table for costs (LiteLLM's model_prices_and_context_window.json format, JSON or TOML); "
-               "its entries win over tbflow's pinned default table. An unpriced model's cost stays unknown.")
+PRICES_HELP = ("Model price table for costs (LiteLLM's format, JSON or TOML); it wins over tbflow's pinned "
+               "default table. An unpriced model's cost stays unknown.")
 
 
-@app.command(cls=optional_value_command("--fail-on-invalid", "any", looks_like_threshold))
+@app.command(cls=optional_value_command("--fail-on-invalid", "any", looks_like_threshold, base=HarnessHelpCommand))
 def run(
-    dataset: str = typer.Argument(..., help="A task directory, a directory of task directories, or a dataset by "
-                                            "name: NAME@VERSION (registry), ORG/NAME@REF (package)."),
+    dataset: str = typer.Argument(..., metavar="DATASET",
+                                  help="A task directory, a directory of them, or a dataset by name: "
+                                       "NAME@VERSION (registry), ORG/NAME@REF (package)."),
     registry: Optional[str] = typer.Option(None, "--registry", metavar="PATH|URL", help=REGISTRY_HELP),
     allow_unpinned: bool = typer.Option(False, "--allow-unpinned", help=UNPINNED_HELP),
-    build: bool = typer.Option(False, "--build", help="Build every task from its environment/Dockerfile, even when "
-                                                      "[environment] docker_image names an image (default: that "
-                                                      "image if present, else pulled, else built)."),
-    harness: List[str] = typer.Option(["oracle"], "--harness", "-a",
-                                      help="Harness to run (repeatable): a built-in (oracle, nop, codex, opencode, "
-                                           "pi, claude-code) or installed name (tbflow harnesses), module:Class, "
-                                           "or path/file.py:Class."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="PROVIDER/MODEL for model harnesses."),
-    concurrency: int = typer.Option(1, "--concurrency", "-n", min=1, max=64, help="Trials running at once."),
-    attempts: int = typer.Option(1, "--attempts", "-k", min=1, max=100, help="Trials per task and harness."),
-    include: List[str] = typer.Option([], "--include", help="Only tasks whose name matches this glob (repeatable)."),
-    exclude: List[str] = typer.Option([], "--exclude", help="Skip tasks whose name matches this glob (repeatable)."),
-    n_tasks: Optional[int] = typer.Option(None, "--n-tasks", min=1, help="Run only the first N tasks (by name)."),
-    jobs_dir: str = typer.Option("jobs", "--jobs-dir",
+    build: bool = typer.Option(False, "--build", help="Build every task from its Dockerfile, even when it names "
+                                                      "a docker_image (default: that image, else pulled, else "
+                                                      "built)."),
+    harness: List[str] = typer.Option(["oracle"], "--harness", "-a", metavar="NAME", help=HARNESS_PLACEHOLDER),
+    model: Optional[str] = typer.Option(None, "--model", "-m", metavar="PROVIDER/MODEL",
+                                        help="Model for model harnesses. MODEL goes to the harness's own API; a "
+                                             "PROVIDER naming another API (openai, anthropic, gemini) is refused, "
+                                             "any other is a label."),
+    concurrency: int = typer.Option(1, "--concurrency", "-n", min=1, max=64, metavar="N",
+                                    help="Trials running at once."),
+    attempts: int = typer.Option(1, "--attempts", "-k", min=1, max=100, metavar="K",
+                                 help="Trials per task and harness."),
+    include: List[str] = typer.Option([], "--include", metavar="GLOB",
+                                      help="Only tasks whose name matches (repeatable)."),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="GLOB",
+                                      help="Skip tasks whose name matches (repeatable)."),
+    n_tasks: Optional[int] = typer.Option(None, "--n-tasks", min=1, metavar="N",
+                                          help="Run only the first N tasks (by name)."),
+    jobs_dir: str = typer.Option("jobs", "--jobs-dir", metavar="DIR|URL",
                                  help="Where job directories are written: a directory, or a store URL "
-                                      "(s3://BUCKET/PREFIX) that every machine reaches; credentials from the "
-                                      "environment (AWS_*), never in the URL."),
-    job_name: Optional[str] = typer.Option(None, "--job-name",
-                                           help="Job directory name (default: a timestamp plus a random suffix). "
-                                                "An existing job with this name is continued: recorded trials "
-                                                "are kept; while another run holds the job it is refused (exit 2). "
-                                                "{date} and {datetime} render the current UTC time "
-                                                "(nightly-{date}: one job a day)."),
-    timeout_multiplier: float = typer.Option(1.0, "--timeout-multiplier", min=0.01, max=100,
-                                             help="Multiply every agent and verifier timeout (recorded in the job)."),
-    env_retries: int = typer.Option(2, "--env-retries", min=0, max=10,
-                                    help="Retries after an environment failure (build, container, Docker API)."),
+                                      "(s3://BUCKET/PREFIX; credentials from AWS_*)."),
+    job_name: Optional[str] = typer.Option(None, "--job-name", metavar="NAME",
+                                           help="Job directory name (default: time + random suffix). An existing "
+                                                "job is continued, its records kept. {date}, {datetime}: UTC now."),
+    timeout_multiplier: float = typer.Option(1.0, "--timeout-multiplier", min=0.01, max=100, metavar="X",
+                                             help="Multiply every agent and verifier timeout."),
+    env_retries: int = typer.Option(2, "--env-retries", min=0, max=10, metavar="N",
+                                    help="Retries after an environment failure (build, container, Docker)."),
     force_new: bool = typer.Option(False, "--force-new",
                                    help="If --job-name exists with another identity, start a new job directory."),
-    max_log_mb: int = typer.Option(DEFAULT_MAX_LOG_MB, "--max-log-mb", min=1,
-                                   help="Cut each log file copied out of a trial container at this many MiB, and "
-                                        "each log dir at 4 times that (noted in the record and the report)."),
-    order: str = typer.Option("expected", "--order", metavar="expected|name|random", help=ORDER_HELP),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
+    max_log_mb: int = typer.Option(DEFAULT_MAX_LOG_MB, "--max-log-mb", min=1, metavar="MB",
+                                   help="Cut each log file copied out of a trial at MB MiB (a log dir at 4x)."),
+    order: str = typer.Option("expected", "--order", metavar="ORDER", help=ORDER_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, metavar="N", help=SEED_HELP),
     fail_on_invalid: Optional[str] = typer.Option(
         None, "--fail-on-invalid", metavar="[=N|=P%]",
-        help="Exit 1 when trials are invalid, ended by a tbflow error or left without a record: bare (any), more "
-             "than N, or more than P percent (as `tbflow report --fail-on-invalid`); the job's Prefect run ends "
-             "Failed, named 'Not all scored'."),
+        help="Exit 1 when trials are invalid, errors or unrecorded: any, more than N, or more than P percent."),
     prices: Optional[Path] = typer.Option(None, "--prices", metavar="FILE", dir_okay=False, help=PRICES_HELP),
 ) -> None:
     """Run every task with each harness and record each trial as scored or invalid.
@@ -135,19 +135,20 @@ def run(
 
 @app.command(cls=optional_value_command("--rerun-invalid", "all", lambda v: v in RERUN_KINDS))
 def resume(
-    job_dir: str = typer.Argument(..., help="The job directory to continue (holds job.json), or the job's URL "
-                                            "in a store (s3://bucket/jobs/NAME)."),
+    job_dir: str = typer.Argument(..., metavar="JOB_DIR",
+                                  help="The job directory to continue (holds job.json), or the job's URL "
+                                       "in a store (s3://bucket/jobs/NAME)."),
     rerun_invalid: Optional[str] = typer.Option(
         None, "--rerun-invalid", metavar="[=KIND]",
         help="Also re-run recorded invalid trials: all, or one kind (harness, environment, verifier). "
              "Earlier tries are kept under attempts/."),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-n", min=1, max=64,
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-n", min=1, max=64, metavar="N",
                                               help="Trials running at once (default: as recorded)."),
-    env_retries: Optional[int] = typer.Option(None, "--env-retries", min=0, max=10,
+    env_retries: Optional[int] = typer.Option(None, "--env-retries", min=0, max=10, metavar="N",
                                               help="Retries after an environment failure (default: as recorded)."),
-    order: Optional[str] = typer.Option(None, "--order", metavar="expected|name|random",
+    order: Optional[str] = typer.Option(None, "--order", metavar="ORDER",
                                         help=ORDER_HELP + " Default: as recorded."),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help=SEED_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, metavar="N", help=SEED_HELP),
 ) -> None:
     """Continue a job: keep recorded trials, run the missing (interrupted) ones."""
     from tasks_lib.errors import InputError

@@ -57,7 +57,8 @@ class StopHandlers:
         flow run a "Crash detected!" line above the summary. The records still reach the
         Prefect API (its handlers are not console handlers). Call after Prefect is imported.
         Also, always: the engine's ERROR line for an invalid trial's task run ("Finished in state
-        Invalid(...)", a Failed state) says what the progress line above it says already.
+        Invalid(...)", a Failed state; "Finished Invalid: ..." once the job flow made it readable)
+        says what the progress line above it says already.
         """
         loggers = [logging.getLogger()] + [logging.getLogger(n) for n in list(logging.root.manager.loggerDict)
                                            if n.startswith("prefect")]
@@ -108,7 +109,8 @@ _STOPPING_FILTER = _not_stopping
 
 
 def _not_a_verdict_line(record: logging.LogRecord) -> bool:
-    return not (record.name == "prefect.task_runs" and record.getMessage().startswith("Finished in state Invalid("))
+    return not (record.name == "prefect.task_runs"  # as Prefect writes it, or as flows/job/run_ui.py rewrites it
+                and record.getMessage().startswith(("Finished in state Invalid(", "Finished Invalid:")))
 
 
 def stop_summary(job_dir: Path | None, signum: int, all_trials: list[str], resume_cmd: str,

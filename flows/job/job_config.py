@@ -105,8 +105,9 @@ Order = Annotated[OrderMode, Field(description="Start order of the trials: expec
 FailOnInvalid = Annotated[Optional[str], Field(pattern=r"^(any|[0-9]+|[0-9]+(\.[0-9]+)?%)$", description=(
     "End the job run Failed (named 'Not all scored') when too many trials are invalid, ended by a tbflow error "
     "or have no record: 'any' (one is too many), 'N' (more than N) or 'P%' (more than P percent); the CLI's "
-    "--fail-on-invalid. Default: the run is Completed either way (named 'Not all scored' unless every trial "
-    "scored)."))]
+    "--fail-on-invalid. Within the threshold the run is Completed (named 'Not all scored'). Default (none): "
+    "a run with such trials ends Failed, named with its counts, e.g. '2 invalid, 1 flagged' "
+    "(TBFLOW_INVALID_JOB_STATE=completed on the worker keeps it Completed)."))]
 OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=random (default: a new one, recorded "
                                                              "in job.json).")]
 Build = Annotated[bool, Field(description=(

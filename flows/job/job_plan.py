@@ -20,6 +20,7 @@ from flows.job.job_config import JobConfig
 from flows.job.model_keys import environment_with_keys
 from harnesses.registry import get_harness, resolve_harness
 from tasks_lib import interrupts
+from tasks_lib.gateway.provider_check import provider_mismatch
 from tasks_lib.dataset.dataset_models import DatasetSource
 from tasks_lib.dataset.names import parse_dataset
 from tasks_lib.dataset.resolve import resolve_dataset
@@ -182,6 +183,9 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     hres = {ref: resolve_harness(ref) for ref in config.harnesses}
     refs = {r.key: ref for ref, r in hres.items()}
     harnesses = {r.key: get_harness(ref) for ref, r in hres.items()}
+    for obj in harnesses.values():  # e.g. a local bundle edited since it was pinned: before any trial
+        if (problem := obj.problem_before_job()) is not None:
+            raise InputError("--harness", problem)
     identity = compute_identity(config.model_dump(), {t.name: t.path for t in dataset.tasks}, harnesses,
                                 {r.key: r.source for r in hres.values()},
                                 dataset_identity(resolved.source, [t.name for t in dataset.tasks]))
@@ -189,6 +193,9 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     if model_harnesses:
         if not config.model or "/" not in config.model:
             raise InputError("--model", f"{', '.join(model_harnesses)} need --model PROVIDER/MODEL")
+        wires = {h: api for h in model_harnesses if (api := harnesses[h].wire_api)}
+        if (mismatch := provider_mismatch(config.model, wires)) is not None:
+            raise InputError("--model", mismatch)
         upstream_for(sorted({api for h in model_harnesses if (api := harnesses[h].wire_api)}), config.key_secrets)
     job_dir, previous, generated = _job_dir(config, identity)
     job_id = previous.job_id if previous else new_job_id

@@ -7,8 +7,10 @@ fail a job whose trials are fine, so each one logs a warning instead of raising.
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
+import time
 from pathlib import Path
 from uuid import UUID
 
@@ -17,6 +19,7 @@ from prefect.context import FlowRunContext
 from prefect.states import Failed
 
 from flows.job.job_plan import JobPlan
+from tasks_lib.job.eta import TrialClock
 from tasks_lib.records.record_models import TrialRecord
 from tasks_lib.text_clean import clean_text, one_line
 
@@ -39,8 +42,9 @@ def job_tags(p: JobPlan) -> list[str]:
     return out
 
 
-def tag_flow_run(tags: list[str], logger) -> None:
-    """Add ``tags`` to the running flow run (its own tags, e.g. a deployment's, are kept)."""
+def tag_flow_run(tags: list[str], logger, name: str | None = None) -> None:
+    """Add ``tags`` to the running flow run (its own tags, e.g. a deployment's, are kept), and
+    name it ``name`` (the job's, once an unnamed job's directory is chosen)."""
     ctx = FlowRunContext.get()
     if ctx is None or ctx.flow_run is None:
         return
@@ -48,8 +52,9 @@ def tag_flow_run(tags: list[str], logger) -> None:
         from prefect.client.orchestration import get_client
 
         merged = sorted(set(ctx.flow_run.tags or []) | set(tags))
+        ctx.flow_run.tags = merged  # a later call adds to these
         with get_client(sync_client=True) as client:
-            client.update_flow_run(ctx.flow_run.id, tags=merged)
+            client.update_flow_run(ctx.flow_run.id, tags=merged, name=name)  # None: the name is kept
     except Exception as exc:  # noqa: BLE001 - a view; the job goes on
         logger.warning("could not tag the flow run: %s", readable(str(exc)))
 
@@ -65,6 +70,44 @@ class _RefusalTracebackFilter(logging.Filter):
 
 
 _refusal_filter = _RefusalTracebackFilter()
+
+
+_FINISHED = re.compile(r"^Finished in state (?P<name>[^(]+)\((?P<message>'.*'|\".*\")?(?:, type=\w+)?\)$", re.S)
+
+
+def readable_finish(message: str) -> str | None:
+    """Prefect's ``Finished in state Invalid('invalid: verifier: ...', type=FAILED)`` (a Python
+    repr, quotes and escapes included) as text: ``Finished Invalid: invalid: verifier: ...``;
+    None for any other line."""
+    m = _FINISHED.match(message)
+    if m is None:
+        return None
+    try:
+        text = ast.literal_eval(m["message"]) if m["message"] else ""
+    except (ValueError, SyntaxError):
+        return None
+    return f"Finished {m['name']}: {text}" if text else f"Finished {m['name']}"
+
+
+class _ReadableFinishFilter(logging.Filter):
+    """Rewrites the task engine's last line of each task run (issue 31: an invalid trial's read as
+    a raw Python record in the UI's log)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = readable_finish(record.getMessage())
+        if text is not None:
+            record.msg, record.args = text, ()
+        return True
+
+
+_finish_filter = _ReadableFinishFilter()
+
+
+def readable_task_run_logs() -> None:
+    """Install the rewrite on Prefect's task-run logger (once per process)."""
+    engine_logger = logging.getLogger("prefect.task_runs")
+    if _finish_filter not in engine_logger.filters:
+        engine_logger.addFilter(_finish_filter)
 
 
 #: the name of a refused run's Failed state: the UI shows it, and a job's coordinator tells a refused
@@ -88,20 +131,25 @@ def refused(logger, exc: Exception, message: str):
 
 
 class ProgressArtifact:
-    """A progress artifact on the job's flow run, updated as each trial finishes.
+    """A progress artifact on the job's flow run, updated as each trial starts and finishes.
 
-    Its description says ``done/total`` and how many were scored and invalid (of this job,
-    counting trials recorded by earlier runs).
+    Its description says ``done/total`` and how many were scored, invalid and flagged (of this job,
+    counting trials recorded by earlier runs), the ETA and which trials run now
+    (``tasks_lib/job/eta.py``).
     """
 
     def __init__(self, key: str, logger) -> None:
         self.key = key
         self.log = logger
         self.id: UUID | None = None
-        self.scored = self.invalid = 0
+        self.scored = self.invalid = self.flagged = 0
+        self.done = self.total = 0
+        self.clock = TrialClock()
 
     def _text(self, done: int, total: int) -> str:
-        return f"{done}/{total} trials done: {self.scored} scored, {self.invalid} invalid"
+        text = f"{done}/{total} trials done: {self.scored} scored, {self.invalid} invalid, {self.flagged} flagged"
+        now = self.clock.describe(time.monotonic()) if done < total else ""
+        return f"{text}; {now}" if now else text
 
     def count(self, records: list[TrialRecord]) -> None:
         for r in records:
@@ -112,28 +160,40 @@ class ProgressArtifact:
             self.scored += 1
         else:
             self.invalid += 1
+        self.flagged += bool(record.flags)
 
     def job_started(self, job_dir: str, total: int, already_done: int) -> None:
+        self.done, self.total = already_done, total
         try:
             self.id = create_progress_artifact(  # type: ignore[assignment]  # called from sync code: a UUID
                 progress=_pct(already_done, total), key=self.key, description=self._text(already_done, total))
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not create the progress artifact: %s", readable(str(exc)))
 
+    def trial_started(self, trial_id: str) -> None:
+        self.clock.started(trial_id, time.monotonic())
+        self._update()
+
     def trial_finished(self, record: TrialRecord, done: int, total: int) -> None:
         self._add(record)
+        self.clock.ended(record.trial_id, time.monotonic())
+        self.done, self.total = done, total
+        self._update()
+
+    def _update(self) -> None:
         if self.id is None:
             return
         try:
-            update_progress_artifact(self.id, progress=_pct(done, total), description=self._text(done, total))
+            update_progress_artifact(self.id, progress=_pct(self.done, self.total),
+                                     description=self._text(self.done, self.total))
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not update the progress artifact: %s", readable(str(exc)))
 
     def order_planned(self, order) -> None:
-        """The start order is in the run's logs and job.json; the artifact counts outcomes only."""
+        self.clock.planned(order)
 
     def trial_interrupted(self, trial_id: str, message: str) -> None:
-        pass
+        self.clock.ended(trial_id, time.monotonic())
 
     def job_finished(self) -> None:
         pass

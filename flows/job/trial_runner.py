@@ -117,6 +117,7 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
                         continue
                     fut = runner.submit(trial[ready.harness], {"spec": ready, "job_dir": str(p.job_dir)})
                     running[fut.wrapped_future] = (fut, ready)
+                    listener.trial_started(ready.trial_id)
                 while to_build and len(building) < max(1, slots - len(running)):
                     key = to_build.pop(0)
                     fut = lane.submit(build_ahead_task, {"key": key, "job_id": p.job_id, "task_": builds[key],

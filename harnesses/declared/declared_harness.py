@@ -29,7 +29,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from harnesses.bundles.node_runtime import node_provenance, node_runtime, target_machine
-from harnesses.bundles.npm_bundle import BundleProvenance, IntegrityMismatchError, NpmPackage, fetch_package, provenance
+from harnesses.bundles.npm_bundle import (BundleProvenance, IntegrityMismatchError, NpmPackage, PackageFetchError,
+                                         UnsafePackageError, fetch_package, provenance)
 from harnesses.cli.cli_harness import CliHarness, assemble_bundle, link_or_copy, sh_prelude, shared_sources
 from harnesses.declared import field_usage, local_bundle
 from harnesses.declared.spec import HarnessFile, check_placeholders, fill
@@ -86,12 +87,10 @@ class DeclaredHarness(CliHarness):
             def put_package(tmp: Path) -> None:
                 local_bundle.copy_local("dir", package_dir, tmp / "package")
         else:
-            kind = "dir" if b.dir else "tarball" if b.tarball else "wheel"
-            source = (self.spec_path.parent / (b.dir or b.tarball or b.wheel or "")).resolve()
+            kind, source = self.local_source()
             digest = local_bundle.local_digest(kind, source)
-            if digest != b.sha256:
-                raise IntegrityMismatchError(f"harness {self.name}: bundle {kind} {source.name} has sha256 {digest}, "
-                                             f"but {self.spec_path.name} pins {b.sha256}")
+            if (mismatch := self.pin_mismatch(digest)) is not None:
+                raise IntegrityMismatchError(f"harness {self.name}: {mismatch}")
             inputs.append(BundleProvenance(name=source.name, version=self.version, integrity=f"sha256:{digest}",
                                            source=f"local-{kind}"))
 
@@ -108,6 +107,30 @@ class DeclaredHarness(CliHarness):
             if node_dir is not None:
                 link_or_copy(node_dir / "bin" / "node", tmp / "node" / "bin" / "node")
         return assemble_bundle(self.name, self.version, inputs, fill_bundle)
+
+    def local_source(self) -> tuple[str, Path]:
+        """A local bundle's kind (``dir``, ``tarball``, ``wheel``) and path (relative to the file)."""
+        b = self.spec.bundle
+        kind = "dir" if b.dir else "tarball" if b.tarball else "wheel"
+        return kind, (self.spec_path.parent / (b.dir or b.tarball or b.wheel or "")).resolve()
+
+    def pin_mismatch(self, digest: str) -> str | None:
+        """The one line that says a local bundle's ``digest`` is not the file's pin, with both digests."""
+        if digest == self.spec.bundle.sha256:
+            return None
+        kind, source = self.local_source()
+        return (f"{self.spec_path}: [bundle] sha256 pins {self.spec.bundle.sha256}, but the {kind} {source} has "
+                f"sha256 {digest} (changed since it was pinned; `tbflow harnesses pin {self.spec_path}` prints "
+                "the new pin)")
+
+    def problem_before_job(self) -> str | None:
+        if self.spec.bundle.npm is not None:
+            return None  # checked against its integrity when fetched (a download: not before the job)
+        kind, source = self.local_source()
+        try:
+            return self.pin_mismatch(local_bundle.local_digest(kind, source))
+        except (PackageFetchError, UnsafePackageError) as exc:
+            return f"{self.spec_path}: [bundle] {exc}"
 
     def values(self, task: Task, access: ModelAccess | None) -> dict[str, str]:
         values = {"instruction": task.instruction, "bundle": self.target, "state": self.state_dir}

@@ -48,6 +48,11 @@ def local_digest(kind: str, path: Path) -> str:
     return sha256_file(path)
 
 
+def kind_of(path: Path) -> str:
+    """A bundle path's kind by what it is: a directory, a wheel (``.whl``), else a tarball."""
+    return "dir" if path.is_dir() else "wheel" if path.suffix == ".whl" else "tarball"
+
+
 def copy_local(kind: str, source: Path, dest: Path) -> int:
     """Put the bundle's files into ``dest`` (copied, or unpacked); returns how many files."""
     if kind == "dir":

@@ -1,6 +1,7 @@
 """What a ``DATASET`` argument means: a directory, ``name[@version]`` or ``org/name[@ref]``.
 
-A path that exists, or is written as one (starting with ``/``, ``.`` or ``~``), is a directory as
+A path that exists, or is written as one (starting with ``/``, ``.`` or ``~``, or under a directory
+that exists here, as ``examples/taskz``: ``tasks_lib/path_hint.py``), is a directory as
 before. Otherwise a word with no ``/`` is a registry dataset (Harbor's ``-d name@version``) and
 ``org/name`` a package dataset, as in Harbor. Without a version a registry name means ``head``
 when the registry has it, else the highest version (PEP 440 order, else lexical), as Harbor's
@@ -15,6 +16,8 @@ from typing import Literal
 
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
+
+from tasks_lib.path_hint import meant_as_path
 
 PART = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 REF = r"[A-Za-z0-9][A-Za-z0-9._+:-]*"
@@ -38,7 +41,7 @@ class DatasetName(BaseModel):
 
 def parse_dataset(text: str) -> DatasetName:
     """Classify ``text``; a directory wins over a name that happens to look the same."""
-    if text.startswith(("/", ".", "~")) or Path(text).exists():
+    if text.startswith(("/", ".", "~")) or Path(text).exists() or meant_as_path(text):
         return DatasetName(kind="dir", text=text)
     if m := REGISTRY_NAME.match(text):
         return DatasetName(kind="registry", text=text, name=m["name"], version=m["version"])

@@ -24,6 +24,7 @@ import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from tasks_lib.dataset.dataset_models import TaskPin
 from tasks_lib.dataset.git_fetch import GitError, fetch_paths
@@ -69,17 +70,37 @@ def git_url_of(location: str) -> str:
     return location.removeprefix("git+")
 
 
-def read_dataset_toml(path: Path, name: str) -> DatasetToml:
-    """Parse ``path`` and check it describes ``name``; ``InputError`` naming the file and field."""
+#: what a field's pattern means, in words (a regex is not an error message)
+FIELD_RULES = {
+    "name": "a task name is ORG/TASK: two parts of letters, digits, '.', '_' or '-' (each starting with a "
+            "letter or digit) joined by one '/', e.g. \"my-org/hello-world\"",
+    "digest": "a digest is \"sha256:\" and 64 lowercase hex digits (the task directory's sha256)",
+}
+
+
+def _field_error(err: ErrorDetails) -> str:
+    """``tasks[2].name = 'hello': a task name is ORG/TASK ...`` for one validation error."""
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+    field = str(err["loc"][-1]) if err["loc"] else ""
+    if err["type"] == "string_pattern_mismatch" and field in FIELD_RULES:
+        return f"{loc} = {err['input']!r}: {FIELD_RULES[field]}"
+    return f"{loc}: {err['msg']}"
+
+
+def read_dataset_toml(path: Path, name: str, shown_as: str | None = None) -> DatasetToml:
+    """Parse ``path`` and check it describes ``name``; ``InputError`` naming the file and field.
+
+    ``shown_as`` is the file as the user knows it (``URL at COMMIT: dataset.toml`` for a git
+    repository): ``path`` may be a checkout in a temp dir that is gone when the error is read."""
+    where = shown_as or str(path)
     try:
         toml = DatasetToml.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(str(path), f"cannot read: {exc}") from exc
+        raise InputError(where, f"cannot read: {exc}") from exc
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError(str(path), f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from exc
+        raise InputError(where, _field_error(exc.errors()[0])) from exc
     if toml.dataset.name != name:
-        raise InputError(str(path), f"describes {toml.dataset.name!r}, not {name!r}")
+        raise InputError(where, f"describes {toml.dataset.name!r}, not {name!r}")
     return toml
 
 
@@ -117,7 +138,7 @@ def git_pins(location: str, name: str, ref: str, work: Path) -> tuple[list[TaskP
         place = next((p for p in GIT_TOML_PLACES if (checkout / p).is_file()), None)
         if place is None:
             raise InputError("DATASET", f"{name}@{ref}: {url} at {sha} has no {' or '.join(GIT_TOML_PLACES)}")
-        toml = read_dataset_toml(checkout / place, name)
+        toml = read_dataset_toml(checkout / place, name, shown_as=f"{url} at {sha}: {place}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     base = Path(place).parent

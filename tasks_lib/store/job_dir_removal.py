@@ -26,14 +26,16 @@ from pydantic import BaseModel, Field
 
 from tasks_lib.store.job_lock import LOCK_NAME
 from tasks_lib.store.job_store import JOB_FILE
-from tasks_lib.store.remote_store import JOB_LOG_DIRS, REPORT_FILES
+from tasks_lib.store.remote_store import JOB_LOG_DIRS, PRICES_FILE, REPORT_FILES, REPORT_PAGES
 
 #: what tbflow writes at the top of a job directory (tasks_lib/store/job_store.py's layout, the
 #: reports, the job-level logs, the retry bookkeeping of flows/trial_flow.py)
-TBFLOW_ENTRIES = frozenset({JOB_FILE, "trials", "attempts", ".retries", *REPORT_FILES, *JOB_LOG_DIRS,
-                            "builds"})  # older jobs' build logs (tasks_lib/report/report_inputs.py reads them)
+#: ("builds": older jobs' build logs, which tasks_lib/report/report_inputs.py still reads)
+TBFLOW_ENTRIES = frozenset({JOB_FILE, PRICES_FILE, "trials", "attempts", ".retries", *REPORT_FILES, REPORT_PAGES,
+                            *JOB_LOG_DIRS, "builds"})
 #: a temp file of ``write_atomic`` (``.<name>.<random>``) left by a crash
-_ATOMIC_TEMP = re.compile(r"^\.(" + "|".join(re.escape(n) for n in (JOB_FILE, *REPORT_FILES)) + r")\.[A-Za-z0-9_]+$")
+_WRITTEN_ATOMICALLY = (JOB_FILE, PRICES_FILE, *REPORT_FILES)
+_ATOMIC_TEMP = re.compile(r"^\.(" + "|".join(re.escape(n) for n in _WRITTEN_ATOMICALLY) + r")\.[A-Za-z0-9_]+$")
 
 
 class NotAJobDir(Exception):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from tasks_lib.path_hint import missing_dir_message
 from tasks_lib.errors import InputError, TaskFormatError
 from tasks_lib.task.task_model import Task, TaskConfig
 
@@ -99,7 +100,7 @@ def load_dataset(
     """
     root = Path(root)
     if not root.exists():
-        raise InputError("DATASET", f"{root} does not exist")
+        raise InputError("DATASET", missing_dir_message(str(root)))
     if not root.is_dir():
         raise InputError("DATASET", f"{root} is not a directory")
     root = root.resolve()

@@ -107,6 +107,12 @@ class Harness(ABC):
         """Usage from the downloaded agent logs; None when the harness reports none."""
         return None
 
+    def problem_before_job(self) -> str | None:
+        """What a cheap check finds wrong before a job starts (a local bundle edited since it was
+        pinned), in one line naming the file; None when nothing. Why: ``prepare`` finds it per
+        trial, after the job started, and every trial of the harness is then invalid."""
+        return None
+
     def error_line(self, agent_dir: Path) -> str | None:
         """The harness's own error message from its logs (e.g. its 401 line), if any."""
         return None

@@ -1,0 +1,53 @@
+"""Issue 31: an invalid trial's last log line in the Prefect UI was a Python repr, ``Finished in
+state Invalid('invalid: verifier: test.sh gave no reward (...)', type=FAILED)``, quotes, escapes
+and all. The task engine's finish line is rewritten as text (``Finished Invalid: invalid: ...``),
+through a filter on Prefect's task-run logger that every handler (the UI's API handler too) sees.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from report_fixtures import make_trial
+
+from flows.job.run_ui import readable_finish, readable_task_run_logs
+from flows.trial_flow import verdict_state
+
+
+def test_the_finish_line_of_an_invalid_trial_reads_as_text():
+    state = verdict_state(make_trial("t", invalid="verifier", reason="it's \"odd\"\nsecond line"))
+    line = f"Finished in state {state}"
+    assert line.startswith("Finished in state Invalid(") and "type=FAILED" in line, line
+    text = readable_finish(line)
+    assert text == f"Finished Invalid: {state.message}", text
+    assert "type=FAILED" not in text and "\\'" not in text
+
+
+def test_other_lines_are_left_alone_and_completed_reads_short():
+    assert readable_finish("Finished in state Completed()") == "Finished Completed"
+    assert readable_finish("Task run 'x' received parameters") is None
+
+
+@pytest.mark.filterwarnings("ignore:Logger 'prefect.task_runs' attempted to send logs")  # not a run's line
+def test_the_filter_rewrites_what_every_handler_of_the_task_run_logger_gets():
+    readable_task_run_logs()
+    readable_task_run_logs()  # once: a second install adds nothing
+    got: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            got.append(record.getMessage())
+
+    logger = logging.getLogger("prefect.task_runs")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        state = verdict_state(make_trial("t", invalid="verifier"))
+        logger.error(f"Finished in state {state}")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert got == [f"Finished Invalid: {state.message}"], got
+    assert sum(1 for f in logger.filters if type(f).__name__ == "_ReadableFinishFilter") == 1
