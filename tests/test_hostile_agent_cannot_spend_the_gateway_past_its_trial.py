@@ -74,7 +74,7 @@ def test_agent_reaches_only_its_own_model_and_only_during_its_stage(docker_ready
             box = Sandbox.start("tbflow/base:bookworm", EnvironmentConfig(), job_id, trial, mounts=gateway_mounts(job_id),
                                 labels={LABEL_JOB_DIR: str((tmp_path / "jobs").resolve())})
             try:
-                access = open_link(box, job_id, trial, MODEL, "openai-chat")
+                access = open_link(box, job_id, trial, MODEL, "openai-chat", tmp_path / "model-exchange.jsonl")
                 code, out = box.run_tool(["/usr/bin/python3", "-c", AGENT, "during", access.token], "run-agent",
                                          user="65534:65534", timeout=120)
                 assert code == 0, out
