@@ -16,7 +16,8 @@ command.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from harnesses.plugins import (ENTRY_POINT_GROUP, Resolved, from_declared, from_entry_point, from_file,
@@ -30,18 +31,36 @@ from tasks_lib.trial.harness_api import Harness
 Resolver = Callable[[str], "Resolved | str | None"]
 
 
-def _builtins() -> dict[str, type[Harness]]:
-    from harnesses.cli.claude_code import ClaudeCodeHarness
-    from harnesses.cli.codex import CodexHarness
-    from harnesses.cli.opencode import OpencodeHarness
-    from harnesses.cli.pi import PiHarness
-    from harnesses.declared.declared_harness import shipped
-    from harnesses.reference import NopHarness, OracleHarness
-    from harnesses.tbflow_agent.harness import TbflowAgentHarness
+#: the built-in adapters by name, each imported only when a job names it: importing all of them
+#: (the CLIs' adapters, tbflow-agent's loop and its HTTP client) cost ~0.1 s of every command's
+#: start, ~3 % of a cold 3-trial job (bench/RESULTS.md, "Cold start")
+_BUILTIN_CLASSES = {
+    "oracle": ("harnesses.reference", "OracleHarness"),
+    "nop": ("harnesses.reference", "NopHarness"),
+    "codex": ("harnesses.cli.codex", "CodexHarness"),
+    "opencode": ("harnesses.cli.opencode", "OpencodeHarness"),
+    "pi": ("harnesses.cli.pi", "PiHarness"),
+    "claude-code": ("harnesses.cli.claude_code", "ClaudeCodeHarness"),
+    "tbflow-agent": ("harnesses.tbflow_agent.harness", "TbflowAgentHarness"),
+}
 
-    return {"oracle": OracleHarness, "nop": NopHarness, "codex": CodexHarness,
-            "opencode": OpencodeHarness, "pi": PiHarness, "claude-code": ClaudeCodeHarness,
-            "tbflow-agent": TbflowAgentHarness, **shipped()}
+
+def _shipped() -> Mapping[str, type[Harness]]:
+    """The declarative harnesses shipped in ``harnesses/declared/`` (qwen-code, gemini-cli)."""
+    from harnesses.declared.declared_harness import shipped
+
+    return shipped()
+
+
+def _builtin(name: str) -> type[Harness] | None:
+    if name in _BUILTIN_CLASSES:
+        module, cls = _BUILTIN_CLASSES[name]
+        return getattr(importlib.import_module(module), cls)
+    return _shipped().get(name)
+
+
+def _is_builtin(name: str) -> bool:
+    return name in _BUILTIN_CLASSES or name in _shipped()
 
 
 #: the reference forms besides a name, as the help and ``tbflow harnesses`` say them
@@ -49,16 +68,15 @@ OTHER_FORMS = "path/file.toml (a declarative harness), module:Class or path/file
 
 
 def builtin_names() -> list[str]:
-    return sorted(_builtins())
+    return sorted({*_BUILTIN_CLASSES, *_shipped()})
 
 
 def from_builtins(ref: str) -> Resolved | str | None:
     if ":" in ref:
         return None
-    builtins = _builtins()
-    if ref not in builtins:
-        return f"built-ins: not one of {', '.join(sorted(builtins))}"
-    cls = builtins[ref]
+    cls = _builtin(ref)
+    if cls is None:
+        return f"built-ins: not one of {', '.join(builtin_names())}"
     return Resolved(key=ref, cls=cls, source=HarnessSource(origin="built-in", reference=ref,
                                                            target=f"{cls.__module__}:{cls.__qualname__}"))
 
@@ -91,7 +109,7 @@ def resolve_harness(ref: str) -> Resolved:
 
 def _check_key(got: Resolved) -> str | None:
     """A plug-in may not take a built-in's key: reports and trial ids would not tell them apart."""
-    if got.source.origin != "built-in" and got.key in _builtins():
+    if got.source.origin != "built-in" and _is_builtin(got.key):
         return (f"{got.source.reference}: its name {got.key!r} is a built-in harness's; give the class "
                 "another name")
     return None

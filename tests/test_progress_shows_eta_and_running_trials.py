@@ -55,14 +55,17 @@ def test_artifact_counts_flagged_and_says_eta_and_running(monkeypatch):
     art.order_planned(_order(**{"t1.oracle.1": 30.0, "t2.oracle.1": 30.0}))
     art.job_started("/jobs/j", 2, 0)
     art.trial_started("t1.oracle.1")
+    art.flush()  # updates go out on the artifact's own thread (flows/job/latest_sender.py)
     assert calls[-1].startswith("0/2 trials done: 0 scored, 0 invalid, 0 flagged; ETA "), calls
     assert calls[-1].endswith("running: t1.oracle.1"), calls
     flagged = make_trial("t1", "oracle")
     flagged.spec.trial_id = "t1.oracle.1"
     flagged.flags = [TrialFlag(kind="tampering", message="x")]
     art.trial_finished(flagged, 1, 2)
+    art.flush()
     assert calls[-1].startswith("1/2 trials done: 1 scored, 0 invalid, 1 flagged; ETA "), calls
     art.trial_finished(make_trial("t2", "oracle", invalid="verifier"), 2, 2)
+    art.job_finished()
     assert calls[-1] == "2/2 trials done: 1 scored, 1 invalid, 1 flagged"
 
 

@@ -19,6 +19,8 @@ from prefect.context import FlowRunContext
 from prefect.states import Failed
 
 from flows.job.job_plan import JobPlan
+from flows.job.latest_sender import LatestSender
+from tasks_lib import interrupts
 from tasks_lib.job.eta import TrialClock
 from tasks_lib.records.record_models import TrialRecord
 from tasks_lib.text_clean import clean_text, one_line
@@ -145,6 +147,8 @@ class ProgressArtifact:
         self.scored = self.invalid = self.flagged = 0
         self.done = self.total = 0
         self.clock = TrialClock()
+        #: updates go out on a thread of their own, newest only (flows/job/latest_sender.py)
+        self.sender: LatestSender[tuple[float, str]] | None = None
 
     def _text(self, done: int, total: int) -> str:
         text = f"{done}/{total} trials done: {self.scored} scored, {self.invalid} invalid, {self.flagged} flagged"
@@ -169,6 +173,8 @@ class ProgressArtifact:
                 progress=_pct(already_done, total), key=self.key, description=self._text(already_done, total))
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not create the progress artifact: %s", readable(str(exc)))
+            return
+        self.sender = LatestSender(self._send, name="tbflow-progress-artifact")
 
     def trial_started(self, trial_id: str) -> None:
         self.clock.started(trial_id, time.monotonic())
@@ -181,13 +187,21 @@ class ProgressArtifact:
         self._update()
 
     def _update(self) -> None:
-        if self.id is None:
+        if self.sender is not None:
+            self.sender.put((_pct(self.done, self.total), self._text(self.done, self.total)))
+
+    def _send(self, update: tuple[float, str]) -> None:
+        if self.id is None:  # never: the sender starts once the artifact exists
             return
         try:
-            update_progress_artifact(self.id, progress=_pct(self.done, self.total),
-                                     description=self._text(self.done, self.total))
+            update_progress_artifact(self.id, progress=update[0], description=update[1])
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not update the progress artifact: %s", readable(str(exc)))
+
+    def flush(self) -> None:
+        """Wait until the newest progress was sent (the job's end, a test reading it back)."""
+        if self.sender is not None:
+            self.sender.flush()
 
     def order_planned(self, order) -> None:
         self.clock.planned(order)
@@ -196,7 +210,9 @@ class ProgressArtifact:
         self.clock.ended(trial_id, time.monotonic())
 
     def job_finished(self) -> None:
-        pass
+        if self.sender is not None:  # a stopping job does not wait long for a server that may be gone
+            self.sender.close(timeout=2.0 if interrupts.stopping() else 30.0)
+            self.sender = None
 
 
 def _pct(done: int, total: int) -> float:

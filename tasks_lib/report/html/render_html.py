@@ -23,6 +23,7 @@ import jinja2
 
 from tasks_lib.report.html.trial_inputs import TrialInputs, trial_inputs
 from tasks_lib.report.md_format import num, seconds, when
+from tasks_lib.report.templating import bytecode_cache
 from tasks_lib.report.render_markdown import cost, tokens
 from tasks_lib.report.results_model import Results, TrialResult
 from tasks_lib.text_clean import visible
@@ -55,7 +56,7 @@ def _v(value: object, multiline: bool = False) -> str:
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("tasks_lib.report", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             autoescape=True, undefined=jinja2.StrictUndefined, bytecode_cache=bytecode_cache(),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update({"v": _v, "vl": lambda x: _v(x, True), "num": num, "seconds": seconds, "when": when,
                         "status": status_of, "page": trial_page_name})
