@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
+from tasks_lib.container.upper_walk import walk_upper
 
 Change = Literal["added", "changed", "deleted"]
 #: entries read from one writable layer at most: an agent can create millions of files
@@ -158,57 +159,29 @@ class WritableLayer:
         return None
 
     def scan(self) -> LayerScan:
-        """Every change, from the upper directory (or ``docker diff`` where it cannot be read).
-        Directories are opened relative to their parent's descriptor, never by path, so a tree
-        deeper than PATH_MAX (which made ``docker diff`` fail) is read whole."""
+        """Every change, from the upper directory (or ``docker diff`` where it cannot be read), by
+        ``upper_walk.walk_upper``, so a tree deeper than PATH_MAX (which made ``docker diff`` fail)
+        is read whole."""
         if self.upper is None:
             return self._diff()
         out = LayerScan(source="upperdir", problem=self.problem)
+
+        def unreadable(path: str, what: str, exc: OSError) -> None:
+            verb = "read" if what == "read" else "opened"
+            out.problem, out.incomplete = f"{path} could not be {verb} in the writable layer: {exc}", True
+
         try:
-            root = os.open(self.upper, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError as exc:
+            for path, st in walk_upper(self.upper, unreadable):
+                if len(out.entries) >= MAX_ENTRIES:
+                    out.incomplete = True
+                    out.problem = f"the writable layer holds more than {MAX_ENTRIES} entries; the rest were not read"
+                    break
+                out.entries.append(self._entry(path, st))
+        except OSError as exc:  # the upper directory itself
             return LayerScan(source="none", problem=f"the writable layer could not be opened: {exc}", incomplete=True)
-        stack = [("", root)]
-        while stack:
-            rel, fd = stack.pop()
-            try:
-                self._read_dir(rel, fd, out, stack)
-            finally:
-                os.close(fd)
-            if out.incomplete and len(out.entries) >= MAX_ENTRIES:
-                for _, left in stack:
-                    os.close(left)
-                return out
         return out
 
-    def _read_dir(self, rel: str, fd: int, out: LayerScan, stack: list[tuple[str, int]]) -> None:
-        try:
-            with os.scandir(fd) as it:
-                children = list(it)
-        except OSError as exc:
-            out.problem, out.incomplete = f"{rel or '/'} could not be read in the writable layer: {exc}", True
-            return
-        for child in children:
-            if len(out.entries) >= MAX_ENTRIES:
-                out.incomplete = True
-                out.problem = f"the writable layer holds more than {MAX_ENTRIES} entries; the rest were not read"
-                return
-            entry = self._entry(f"{rel}/{child.name}", child, fd)
-            if entry is None:
-                continue
-            out.entries.append(entry)
-            if entry.type == "dir":
-                try:
-                    stack.append((entry.path, os.open(child.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-                                                      | os.O_CLOEXEC, dir_fd=fd)))
-                except OSError as exc:
-                    out.problem, out.incomplete = f"{entry.path} could not be opened in the writable layer: {exc}", True
-
-    def _entry(self, path: str, child: os.DirEntry, parent_fd: int) -> Entry | None:
-        try:
-            st = os.stat(child.name, dir_fd=parent_fd, follow_symlinks=False)
-        except OSError:
-            return None
+    def _entry(self, path: str, st: os.stat_result) -> Entry:
         host = self.upper + path if self.upper is not None else None
         kind = _type_of(st.st_mode)
         if kind == "char" and st.st_rdev == 0:

@@ -17,7 +17,6 @@ agent stage is not counted.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from tasks_lib.container.layer_usage import LayerUsage, layer_usage
+from tasks_lib.container.writable_layer import WritableLayer
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import ContainerError
 from tasks_lib.records.record_models import StorageCount, TrialFlag
@@ -120,9 +120,8 @@ class StorageWatch:
             self.problem = exc.message
             return False
         self.quota = "size" in ((info.get("HostConfig") or {}).get("StorageOpt") or {})
-        data = (info.get("GraphDriver") or {}).get("Data") or {}
-        upper = data.get("UpperDir")
-        if not upper or not os.access(upper, os.R_OK | os.X_OK):
+        upper = WritableLayer.of(self.sandbox.name, info).upper  # None: not readable here
+        if upper is None:
             self.problem = ("storage_mb is not held: the container's writable layer cannot be read here (a remote "
                             "engine, tbflow not running as root, or a driver other than overlay2)")
             return False
