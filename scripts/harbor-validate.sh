@@ -3,7 +3,7 @@
 # reference), in the venv of scripts/harbor-venv.sh (Python 3.12, made once, pinned).
 # Usage: scripts/harbor-validate.sh FILE...
 # Exit: 0 every file loads; 1 a file does not (its error is printed); 2 usage;
-#       3 no Python 3.12 on this machine (python3.12 on PATH or under pyenv) or the install failed.
+#       3 no Python 3.12 on this machine (python3.12 on PATH or under pyenv); 4 Harbor's install failed.
 set -euo pipefail
 
 if [ "$#" -eq 0 ]; then
@@ -11,7 +11,7 @@ if [ "$#" -eq 0 ]; then
   exit 2
 fi
 
-venv="$("$(dirname "${BASH_SOURCE[0]}")/harbor-venv.sh")"  # exits 3 with its reason when it cannot
+venv="$("$(dirname "${BASH_SOURCE[0]}")/harbor-venv.sh")"  # exits 3 (no Python 3.12) or 4 with its reason
 
 exec "$venv/bin/python" - "$@" <<'PY'
 import sys

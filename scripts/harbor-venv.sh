@@ -6,7 +6,7 @@
 # $XDG_CACHE_HOME/tbflow, else ~/.cache/tbflow), installed from PyPI with every dependency pinned
 # by scripts/harbor-constraints.txt: a release on the index cannot change what the check runs.
 # Python 3.12: $TBFLOW_PYTHON312, else python3.12 on PATH, else pyenv's (a broken shim is skipped).
-# Exit status: 0 (the venv's path on stdout); 3 no Python 3.12, or the install failed (its log named).
+# Exit status: 0 (the venv's path on stdout); 3 no Python 3.12 here; 4 the install failed (its log named).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -38,7 +38,7 @@ if [ ! -f "$venv/.installed" ]; then
     if ! { "$py" -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check \
              -c "$constraints" "harbor==$HARBOR_VERSION"; } >"$venv.log" 2>&1; then
       echo "harbor-venv: installing harbor==$HARBOR_VERSION failed; see $venv.log" >&2
-      exit 3
+      exit 4
     fi
     touch "$venv/.installed"
   fi

@@ -4,26 +4,15 @@ models accept but Harbor refuses, lists wrongly, or scores an invalid trial as 0
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
-import pytest
+from harbor_check import harbor_check
 from html_report_fixture import html_job
 
 from tasks_lib.publish.harbor_export import export_harbor
 
 REPO = Path(__file__).resolve().parents[1]
 
-
-def harbor_check(out: Path) -> dict:
-    """Run scripts/harbor-check.sh; skip (saying why) only when no Python 3.12 is on the machine."""
-    done = subprocess.run([str(REPO / "scripts" / "harbor-check.sh"), str(out)], capture_output=True, text=True,
-                          timeout=1200, check=False)
-    if done.returncode == 3:
-        pytest.skip(f"no Python 3.12 for Harbor 0.26: {done.stderr.strip()}")
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
 
 
 def test_harbor_lists_the_job_and_keeps_the_invalid_trial_out_of_rewards(tmp_path):

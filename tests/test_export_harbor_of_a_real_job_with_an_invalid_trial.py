@@ -7,13 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import typer
 from headless_chromium import dump_dom
 from task_factory import make_task
-from test_export_harbor_loads_with_harbors_own_models import harbor_check
-from typer.testing import CliRunner
+from harbor_check import export_by_cli, harbor_check
 
-from flows.cli.export_cli import register
 
 
 def test_real_job_report_html_and_harbor_export(run_job, tmp_path):
@@ -29,12 +26,8 @@ def test_real_job_report_html_and_harbor_export(run_job, tmp_path):
     shown = [m for m in re.findall(r"<tr data-status=[^>]*>", dom) if "hidden" not in m]
     assert len(shown) == 2 and all('data-kind="verifier"' in m for m in shown)
 
-    app = typer.Typer()
-    register(app)
-    app.command("noop")(lambda: None)
     out = tmp_path / "export"
-    res = CliRunner().invoke(app, ["export", str(result.job_dir), "--format", "harbor", "--to", str(out)])
-    assert res.exit_code == 0, res.output
+    res = export_by_cli(result.job_dir, out)
     assert "2 as exceptions" in res.stdout and "at least 5 scored trials per task" in res.stderr
 
     checked = harbor_check(out)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_model import SOLVE, pointed_at_mock, solvable_task
-from harbor_check import harbor_loads
+from harbor_check import export_by_cli, harbor_check, harbor_loads
 from headless_chromium import dump_dom
 from mock_model import MockModel
 from task_factory import record_of
@@ -56,11 +56,6 @@ def test_each_model_trial_has_a_trajectory_with_its_tool_call(run_job, tmp_path,
 def test_model_trials_trajectory_in_report_html_and_harbor_export(run_job, tmp_path, monkeypatch):
     """A trajectory that only its own file shows is half a feature: the offline report's trial page
     and the Harbor export must carry the tool call the gateway recorded."""
-    import typer
-    from test_export_harbor_loads_with_harbors_own_models import harbor_check
-    from typer.testing import CliRunner
-
-    from flows.cli.export_cli import register
     from tasks_lib.report.html.render_html import TRIAL_PAGES, trial_page_name
 
     with pointed_at_mock(monkeypatch, MockModel(SOLVE)):
@@ -72,12 +67,8 @@ def test_model_trials_trajectory_in_report_html_and_harbor_export(run_job, tmp_p
     dom = dump_dom(page)
     assert html.escape(SOLVE, quote=False) in dom and "no trajectory recorded" not in dom, dom[-2000:]
 
-    app = typer.Typer()
-    register(app)
-    app.command("noop")(lambda: None)
     out = tmp_path / "export"
-    res = CliRunner().invoke(app, ["export", str(result.job_dir), "--format", "harbor", "--to", str(out)])
-    assert res.exit_code == 0, res.output
+    export_by_cli(result.job_dir, out)
     checked = harbor_check(out)
     trial = next(iter(checked["jobs"]["traj"]["trials"].values()))
     steps = len(json.loads((Path(result.job_dir) / "trials" / rec.trial_id / "trajectory.json").read_text())["steps"])
