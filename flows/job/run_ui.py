@@ -132,6 +132,10 @@ def refused(logger, exc: Exception, message: str):
     return Failed(name=REFUSED, message=one_line(message) or type(exc).__name__, data=exc)
 
 
+#: the progress artifact is sent at most this often (the newest state; the last one at the job's end)
+PROGRESS_EVERY_SEC = 1.0
+
+
 class ProgressArtifact:
     """A progress artifact on the job's flow run, updated as each trial starts and finishes.
 
@@ -174,7 +178,7 @@ class ProgressArtifact:
         except Exception as exc:  # noqa: BLE001
             self.log.warning("could not create the progress artifact: %s", readable(str(exc)))
             return
-        self.sender = LatestSender(self._send, name="tbflow-progress-artifact")
+        self.sender = LatestSender(self._send, name="tbflow-progress-artifact", min_interval=PROGRESS_EVERY_SEC)
 
     def trial_started(self, trial_id: str) -> None:
         self.clock.started(trial_id, time.monotonic())
