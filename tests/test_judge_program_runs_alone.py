@@ -27,7 +27,11 @@ def _run(*args: str, timeout: float = 30):
 def test_procs_mode_reports_hello_processes_end_without_its_own_session():
     other = subprocess.Popen(["sleep", "300"], start_new_session=True)
     try:
-        code, ch = _run("procs")
+        for _ in range(30):  # on the host the judge lists every process, at most PROC_LIST_CAP: another
+            code, ch = _run("procs")  # test's fork flood can fill the list ("more"); it passes, ask again
+            if not ch.all("more"):
+                break
+            time.sleep(1)
     finally:
         other.kill()
     assert code == 0 and ch.ended and ch.records[0][0] == "hello" and b"dumpable=0" in ch.records[0][1]
