@@ -7,6 +7,8 @@ upgrades such an engine, so CI never skips it."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from task_factory import make_task, record_of
@@ -45,7 +47,10 @@ def test_run_mount_heredocs_and_copy_chmod_build_and_land_in_the_image(run_job, 
 
     monkeypatch.setattr(images, "extra_build_options", lambda: {"network_mode": "none"})  # tests run offline
     ds = tmp_path / "ds"
-    make_task(ds, "buildkit-features", dockerfile=DOCKERFILE, env_files={"tool.sh": "#!/bin/sh\n"}, check=CHECK)
+    # A nonce makes the image new on every run: an image of an earlier session on the same engine
+    # (one killed before its cleanup) made this trial "reused" and failed CI once.
+    dockerfile = DOCKERFILE + f"RUN echo {uuid.uuid4().hex}\n"
+    make_task(ds, "buildkit-features", dockerfile=dockerfile, env_files={"tool.sh": "#!/bin/sh\n"}, check=CHECK)
     rec = record_of(run_job(ds), "buildkit-features")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity
     assert rec.image.source == "built"
