@@ -12,9 +12,10 @@ Variants, each a fresh process:
   plain:  task runs with a short name and one small parameter;
   tagged: the same under four tags (a trial's stages carry job:, dataset:, model:, harness:), so
           Prefect's tag-concurrency check runs for each;
-  shaped: a trial stage's real parameters (a TrialSpec and a loaded Task).
+  shaped: a trial stage's real parameters (a TrialSpec and a loaded Task);
+  quoted: the same parameters wrapped in Prefect's ``quote`` (not walked for futures).
 
-Usage: .venv/bin/python bench/prefect_task_cost.py [--runs 400]
+Usage: .venv/bin/python bench/prefect_task_cost.py [--runs 400] [--variants plain,tagged,shaped,quoted]
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def child(variant: str, runs: int) -> dict:
         return 1
 
     args: dict = {}
-    if variant == "shaped":
+    if variant in ("shaped", "quoted"):
         from task_factory import make_task
 
         from tasks_lib.records.record_models import TrialSpec
@@ -92,6 +93,10 @@ def child(variant: str, runs: int) -> dict:
         args = {"task_": load_task(task_dir),
                 "spec": TrialSpec(trial_id="t.oracle.1", task_name="t", task_path=str(task_dir), harness="oracle",
                                   attempt=1, job_id="bench")}
+        if variant == "quoted":
+            from prefect.utilities.annotations import quote
+
+            args = {k: quote(v) for k, v in args.items()}
 
     @flow
     def many() -> dict:
@@ -117,12 +122,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=400)
     ap.add_argument("--child", default="")
+    ap.add_argument("--variants", default="plain,tagged,shaped,quoted")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.runs)))
         return
     out = {}
-    for variant in ("plain", "tagged", "shaped"):
+    for variant in args.variants.split(","):
         env = dict(os.environ, PREFECT_HOME=tempfile.mkdtemp(prefix="tbflow-bench-prefect-"), **SERVER_SETTINGS)
         env.pop("PREFECT_API_URL", None)
         done = subprocess.run([sys.executable, __file__, "--runs", str(args.runs), "--child", variant], env=env,

@@ -23,7 +23,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prefect import flow, get_run_logger, tags
+from prefect import flow, get_run_logger
 from pydantic import ValidationError
 
 from flows.job.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
@@ -207,11 +207,10 @@ def _run_job(p: JobPlan, logger) -> JobResult:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis, p.config.key_secrets))
             record.harness_provenance = _bundle_provenance(p, logger)
             store.write_job(record)
-        with tags(*[t for t in tags_ if not t.startswith("harness:")]):  # a trial is tagged with its own
-            if p.config.shards and todo:
-                unfinished = run_shards(todo, p, listener, logger, tags_)
-            else:
-                unfinished = run_trials(todo, p, listener)
+        if p.config.shards and todo:  # each trial's task run is tagged as the job (flows/trial_flow.py)
+            unfinished = run_shards(todo, p, listener, logger, tags_)
+        else:
+            unfinished = run_trials(todo, p, listener)
         record.ended_at = datetime.now(timezone.utc)
         store.write_job(record)
     finally:

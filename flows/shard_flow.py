@@ -22,13 +22,13 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, tags
+from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
 from flows.job.job_config import Concurrency, JobConfig, in_parameter_terms
 from flows.job.job_plan import plan, upstream_for
 from flows.job.progress import LogListener, location
-from flows.job.run_ui import job_tags, readable_task_run_logs, refused
+from flows.job.run_ui import readable_task_run_logs, refused
 from flows.job.trial_runner import run_trials
 from tasks_lib.container.docker_client import LABEL_FLOW_RUN, preflight
 from tasks_lib.errors import DockerUnavailableError, InputError
@@ -95,10 +95,9 @@ def shard_flow(job_dir: str, trial_ids: list[str], concurrency: Concurrency = 1)
     try:
         if model_apis and todo:
             start_job_gateway(p.job_id, p.job_dir, upstream_for(model_apis, p.config.key_secrets))
-        with tags(*[t for t in job_tags(p) if not t.startswith("harness:")]):  # a trial is tagged with its own
-            unfinished = run_trials(todo, p, listener,
-                                    cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN),
-                                    recorded_elsewhere=lambda tid: _recorded_meanwhile(store, tid, skipped, logger))
+        unfinished = run_trials(todo, p, listener,
+                                cleanup=lambda: remove_job_containers(run_id, label=LABEL_FLOW_RUN),
+                                recorded_elsewhere=lambda tid: _recorded_meanwhile(store, tid, skipped, logger))
     finally:
         stop_job_gateway(p.job_id)
     if (m := mirror_for(p.job_dir)) is not None:

@@ -38,8 +38,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from prefect import tags, task
+from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote as q
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
@@ -147,8 +148,7 @@ class EnvironmentRetry(EnvironmentFailure):
 
 @task(name="trial", task_run_name="{spec.trial_id}", **_NO_CACHE)
 def run_trial(spec: TrialSpec, job_dir: str) -> State:
-    with tags(f"harness:{spec.harness}"):  # the stage runs too: task options' tags are not inherited
-        return _trial_body(spec, job_dir)
+    return _trial_body(spec, job_dir)
 
 
 @dataclass
@@ -217,12 +217,13 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
     if spec.force_build:
         task_ = task_.built_from_context()
     ev.memory_mb = task_.config.environment.memory_mb
-    ev.prepared = prepare_harness(spec, task_)
-    ev.image = build_image(spec, task_, trial_dir, first_try)
-    ev.agent = agent = run_agent_stage(spec, task_, ev.prepared, ev.image.tag, trial_dir)
+    # the models go quoted: Prefect would walk each one for futures at every stage (~3 ms a trial)
+    ev.prepared = prepare_harness(q(spec), q(task_))
+    ev.image = build_image(q(spec), q(task_), trial_dir, first_try)
+    ev.agent = agent = run_agent_stage(q(spec), q(task_), q(ev.prepared), ev.image.tag, trial_dir)
     ev.flags += agent.flags
-    ev.kill = kill = kill_stage(spec, agent)
-    checked = run_verifier_stage(spec, task_, trial_dir)
+    ev.kill = kill = kill_stage(q(spec), q(agent))
+    checked = run_verifier_stage(q(spec), q(task_), trial_dir)
     # past the task's storage_mb: the agent's result whatever else it did (tasks_lib/trial/storage_watch.py)
     ev.verifier, ev.broke, ev.logs = checked.outcome, agent.over_storage or checked.broke, checked.logs
     ev.flags += checked.flags
@@ -272,7 +273,7 @@ def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evid
         this_try.retry_log.parent.mkdir(exist_ok=True)
         this_try.retry_log.write_text(json.dumps(earlier + [f"{failed.error.stage}: {failed.error.message}"]))
         raise EnvironmentRetry(failed.error.stage, f"retrying after: {failed.error.message}", failed.error.evidence)
-    validity = classify_stage(spec.trial_id, harness.kind, error, agent_outcome, ev.verifier, ev.broke)
+    validity = classify_stage(spec.trial_id, harness.kind, q(error), q(agent_outcome), q(ev.verifier), q(ev.broke))
     if earlier and error is not None:
         validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
     ended = datetime.now(timezone.utc)
@@ -327,9 +328,15 @@ def verdict_state(record: TrialRecord) -> State:
 ENV_RETRY_DELAY_SEC = 3
 
 
-def trial_task_for(job_dir: Path, env_retries: int, harness: str):
-    """The trial task of one harness, tagged with it, with this job's retry policy for environment
-    failures."""
+def trial_task_for(job_dir: Path, env_retries: int, harness: str, job_tags: list[str]):
+    """The trial task of one harness, with this job's retry policy for environment failures, tagged
+    with the job's tags (``job:``, ``dataset:``, ``model:``) and its own harness.
+
+    The tags are the task's own, not a ``tags()`` context around the trials, so the stages' task
+    runs carry none: a tag filter in the UI lists each trial once, not with its six stages, and an
+    untagged task run skips Prefect's tag-concurrency call (a server round trip per task run, with
+    no limit set: ~9 ms of CPU a trial over six stages, bench/RESULTS.md, "What one Prefect task
+    run costs")."""
+    own = {t for t in job_tags if not t.startswith("harness:")} | {f"harness:{harness}"}
     return run_trial.with_options(retries=env_retries, retry_condition_fn=_retry_environment_only,
-                                  retry_delay_seconds=ENV_RETRY_DELAY_SEC, retry_jitter_factor=0.5,
-                                  tags={f"harness:{harness}"})
+                                  retry_delay_seconds=ENV_RETRY_DELAY_SEC, retry_jitter_factor=0.5, tags=own)

@@ -50,7 +50,11 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
         assert f"good.oracle.1 · {stage}" in by_name, sorted(by_name)
     tags = {"job:UI_Job", "dataset:ds", "harness:oracle"}
     assert tags <= set(run.tags), run.tags
-    assert tags <= set(bad.tags) and tags <= set(by_name["noreward.oracle.1 · run-verifier"].tags), bad.tags
+    assert tags <= set(bad.tags), bad.tags
+    # the trial's tags are its own, not its stages': a tag filter lists each trial once, and an
+    # untagged stage skips Prefect's tag-concurrency round trip (issue 28)
+    stages = [t for name, t in by_name.items() if " · " in name]
+    assert stages and not any(t.tags for t in stages), {t.name: t.tags for t in stages if t.tags}
 
     by_key = {a.key: a for a in artifacts}
     assert {"ui-job-report", "ui-job-trials", "ui-job-progress"} <= set(by_key), sorted(by_key)

@@ -29,8 +29,10 @@ from typing import Any, Callable
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from flows.job.job_plan import JobPlan
+from flows.job.run_ui import job_tags
 from flows.trial_flow import trial_task_for
 from tasks_lib.container.container_removal import remove_job_containers
 from tasks_lib.errors import disk_full
@@ -102,7 +104,7 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
     to_build = list(builds)
     built: set[str] = set()
     queue = list(todo)
-    trial = {h: trial_task_for(p.job_dir, p.config.env_retries, h) for h in p.harness_refs}
+    trial = {h: trial_task_for(p.job_dir, p.config.env_retries, h, job_tags(p)) for h in p.harness_refs}
     slots = p.config.concurrency
     running: dict = {}
     building: dict = {}
@@ -115,7 +117,7 @@ def run_trials(todo: list[TrialSpec], p: JobPlan, listener, cleanup: Callable[[]
                     queue.remove(ready)
                     if recorded_elsewhere is not None and recorded_elsewhere(ready.trial_id):
                         continue
-                    fut = runner.submit(trial[ready.harness], {"spec": ready, "job_dir": str(p.job_dir)})
+                    fut = runner.submit(trial[ready.harness], {"spec": quote(ready), "job_dir": str(p.job_dir)})
                     running[fut.wrapped_future] = (fut, ready)
                     listener.trial_started(ready.trial_id)
                 while to_build and len(building) < max(1, slots - len(running)):
