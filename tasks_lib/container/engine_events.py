@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_ROOT, get_client
@@ -33,6 +34,10 @@ _log = logging.getLogger(__name__)
 PER_ACTION = 100
 LIFECYCLE_ACTIONS = ("create", "start", "kill", "stop", "pause", "unpause", "restart", "die", "destroy")
 KEPT_ACTIONS = (*LIFECYCLE_ACTIONS, "oom")
+#: an exec's end: wakes whoever polls that exec (``ExecEnd``), not kept as a container's evidence
+EXEC_DIE = "exec_die"
+#: exec ends remembered for a poll that starts after the event came (a command that ends at once)
+EXEC_ENDS_KEPT = 4096
 
 
 @dataclass
@@ -73,6 +78,8 @@ class EngineEvents:
         self._arrivals = itertools.count()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._exec_ended: dict[str, None] = {}  # insertion-ordered: the oldest is dropped first
+        self._exec_waiters: dict[str, threading.Event] = {}
 
     def watch(self) -> None:
         """Start following the engine (once per process); returns once the stream is open."""
@@ -96,12 +103,40 @@ class EngineEvents:
             kept = self._events.get(container_id)
             return dict(kept.dropped) if kept is not None else {}
 
+    def exec_end(self, exec_id: str) -> "ExecEnd":
+        """What a poll of ``exec_id`` waits on between two looks: the engine's ``exec_die`` for it
+        (at once if it came already), or plain time when this process follows no stream."""
+        if self._thread is None:
+            return ExecEnd(None, lambda: None)
+        with self._lock:
+            woken = self._exec_waiters.setdefault(exec_id, threading.Event())
+            if exec_id in self._exec_ended:
+                woken.set()
+
+        def forget() -> None:
+            with self._lock:
+                self._exec_waiters.pop(exec_id, None)
+        return ExecEnd(woken, forget)
+
+    def _exec_died(self, event: dict) -> None:
+        exec_id = str((event.get("Actor") or {}).get("Attributes", {}).get("execID") or "")
+        if not exec_id:
+            return
+        with self._lock:
+            self._exec_ended[exec_id] = None
+            if len(self._exec_ended) > EXEC_ENDS_KEPT:
+                del self._exec_ended[next(iter(self._exec_ended))]
+            if (woken := self._exec_waiters.get(exec_id)) is not None:
+                woken.set()
+
     def _follow(self) -> None:
         since = int(time.time()) - 1
         while True:
             try:
-                stream = get_client().api.events(since=since, decode=True,
-                                                 filters={"type": "container", "label": LABEL_ROOT})
+                # only the kept kinds: a trial's execs and archive copies are as many events again,
+                # each read and decoded here for nothing
+                stream = get_client().api.events(since=since, decode=True, filters={
+                    "type": "container", "label": LABEL_ROOT, "event": [*KEPT_ACTIONS, EXEC_DIE]})
                 self._ready.set()
                 for event in stream:
                     since = int(event.get("time", since))
@@ -114,6 +149,9 @@ class EngineEvents:
     def _keep(self, event: dict) -> None:
         action = str(event.get("Action", "")).split(":")[0]
         cid = event.get("id") or event.get("Actor", {}).get("ID")
+        if action == EXEC_DIE:
+            self._exec_died(event)
+            return
         if not cid or action not in KEPT_ACTIONS:
             return
         with self._lock:
@@ -123,6 +161,38 @@ class EngineEvents:
             kept = self._events.setdefault(cid, _Kept())
             if not kept.has(action, event):
                 kept.add(action, next(self._arrivals), event)
+
+
+@dataclass
+class ExecEnd:
+    """A pause between two looks at an exec that ends early when the engine says the exec ended.
+
+    Polling alone cost a Docker call every 0.25 s for as long as an agent ran and found a quick
+    command's end up to half its run late; the event makes the end seen at once, and the looks
+    rarer. The look stays the authority (an event can be missed while the stream reconnects)."""
+
+    woken: threading.Event | None
+    forget: Callable[[], None]
+    _fired: bool = False
+
+    @property
+    def live(self) -> bool:
+        """Whether the engine's events wake this pause (else it is plain time)."""
+        return self.woken is not None
+
+    def pause(self, seconds: float) -> None:
+        """Wait ``seconds``, or until the exec's end is reported; that wakes one pause only, so a
+        look that still shows the exec running (the event can come first) is not a busy loop."""
+        if self.woken is None or self._fired:
+            time.sleep(seconds)
+        elif self.woken.wait(seconds):
+            self._fired = True
+
+    def __enter__(self) -> "ExecEnd":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.forget()
 
 
 ENGINE_EVENTS = EngineEvents()

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
+from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.container.judge_channel import Channel, next_record, parse_channel
 from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
 from tasks_lib.errors import ContainerError
@@ -158,17 +159,18 @@ def exit_code(exec_id: str, until: float) -> int | None:
     """The exec's exit code once it has started and ended; None if that does not happen by ``until``."""
     api = get_client().api
     delay = POLL_START_SEC
-    while True:
-        try:
-            info = api.exec_inspect(exec_id)
-        except DOCKER_ERRORS:
-            info = {}
-        if info and not info.get("Running") and info.get("ExitCode") is not None:
-            return int(info["ExitCode"])
-        if time.monotonic() >= until:
-            return None
-        time.sleep(delay)
-        delay = min(delay * 1.5, POLL_MAX_SEC)
+    with ENGINE_EVENTS.exec_end(exec_id) as ended:  # woken by the engine's exec_die (engine_events)
+        while True:
+            try:
+                info = api.exec_inspect(exec_id)
+            except DOCKER_ERRORS:
+                info = {}
+            if info and not info.get("Running") and info.get("ExitCode") is not None:
+                return int(info["ExitCode"])
+            if time.monotonic() >= until:
+                return None
+            ended.pause(min(delay, max(0.0, until - time.monotonic())))
+            delay = min(delay * 1.5, POLL_MAX_SEC)
 
 
 #: the judge's exit code when its setuid start did not make it root (judge/main.c)

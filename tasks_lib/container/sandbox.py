@@ -51,6 +51,9 @@ _log = logging.getLogger(__name__)
 
 POLL_START_SEC = 0.02
 POLL_MAX_SEC = 0.25
+#: the longest pause between two looks at an exec when the engine's events report its end (a
+#: stop request is seen at the next look)
+EVENT_POLL_MAX_SEC = 1.0
 TESTS_DIR = "/tests"
 #: the longest a download of /logs may take (its size is the agent's doing)
 LOG_DOWNLOAD_SEC = 300.0
@@ -255,23 +258,25 @@ class Sandbox:
         deadline = start + timeout
         delay = POLL_START_SEC
         timed_out = False
-        while True:
-            try:
-                info = _retry_transient(api.exec_inspect)(exec_id)
-            except DOCKER_ERRORS as exc:
-                raise ContainerError(stage, f"lost track of the command: {exc}") from exc
-            if not info.get("Running") and info.get("ExitCode") is not None:
-                return ExecResult(info.get("ExitCode"), timed_out, time.monotonic() - start)
-            interrupts.check()
-            now = time.monotonic()
-            if not timed_out and now >= deadline:
-                timed_out = True
-                on_deadline()
-                deadline = now + 15  # grace for the exec to notice its process died
-            elif timed_out and now >= deadline:
-                return ExecResult(None, True, time.monotonic() - start)
-            time.sleep(min(delay, max(0.0, deadline - now)))
-            delay = min(delay * 1.5, POLL_MAX_SEC)
+        with ENGINE_EVENTS.exec_end(exec_id) as ended:  # woken by the engine's exec_die (engine_events)
+            longest = EVENT_POLL_MAX_SEC if ended.live else POLL_MAX_SEC
+            while True:
+                try:
+                    info = _retry_transient(api.exec_inspect)(exec_id)
+                except DOCKER_ERRORS as exc:
+                    raise ContainerError(stage, f"lost track of the command: {exc}") from exc
+                if not info.get("Running") and info.get("ExitCode") is not None:
+                    return ExecResult(info.get("ExitCode"), timed_out, time.monotonic() - start)
+                interrupts.check()
+                now = time.monotonic()
+                if not timed_out and now >= deadline:
+                    timed_out = True
+                    on_deadline()
+                    deadline = now + 15  # grace for the exec to notice its process died
+                elif timed_out and now >= deadline:
+                    return ExecResult(None, True, time.monotonic() - start)
+                ended.pause(min(delay, max(0.0, deadline - now)))
+                delay = min(delay * 1.5, longest)
 
     def processes(self, stage: str, kill_sids: list[int] | None = None,
                   deadline_sec: float = 60) -> tuple[list[ProcessInfo], list[ProcessInfo]]:
