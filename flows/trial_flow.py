@@ -19,8 +19,10 @@ Docker's evidence whether that is the agent's result (scored 0, flagged) or the 
 Retries: an ``EnvironmentFailure`` re-raises while ``--env-retries`` remain and Prefect re-runs
 the trial (its ``retry_condition_fn`` accepts only that type); the last try is recorded as
 invalid: environment with every try's error. Agent and verifier outcomes are data and are never
-retried. The container is removed in ``finally``; a trial interrupted by a stopping job raises
-``Interrupted`` and leaves no record.
+retried. Whether a failure is retried is one decision (``tasks_lib/trial/retry_decision.py``) that
+the stages before the agent stage has returned take too: a try the trial retries ends such a stage
+``Retried``, not ``Failed`` (``flows/stage_retried.py``). The container is removed in
+``finally``; a trial interrupted by a stopping job raises ``Interrupted`` and leaves no record.
 
 Engine outages (a dockerd restart): every Docker call's failure, including the connection errors
 the SDK lets through as plain ``requests`` errors, is an environment failure. A trial starts only
@@ -45,6 +47,7 @@ from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
+from flows.stage_retried import ends_retried, outcome, trial_try
 from tasks_lib.trial.harness_api import PreparedHarness
 from tasks_lib.trial.host_agent_api import HostHarness
 from harnesses.plugin_guard import guarded
@@ -69,6 +72,7 @@ from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.task.task_loader import load_task
 from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line
+from tasks_lib.trial.retry_decision import agent_may_own, trial_retries
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
@@ -76,6 +80,7 @@ _NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
 
 
 @task(name="prepare-harness", task_run_name="{spec.trial_id} · prepare-harness", **_NO_CACHE)
+@ends_retried
 def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     """Not cached by Prefect on purpose: its durable result is the harness bundle cache on disk
     (content-addressed, written atomically, so committed the moment it is built), and a Prefect
@@ -92,6 +97,7 @@ def trial_harness(spec: TrialSpec):
 
 
 @task(name="build-image", task_run_name="{spec.trial_id} · build-image", **_NO_CACHE)
+@ends_retried
 def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
     """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
     return (take_ahead(spec.job_id, task_, trial_dir, first_try)
@@ -99,6 +105,7 @@ def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool =
 
 
 @task(name="run-agent", task_run_name="{spec.trial_id} · run-agent", **_NO_CACHE)
+@ends_retried
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
@@ -163,6 +170,7 @@ class Evidence:
     broke: TrialFlag | None = None
     logs: LogsOutcome | None = None
     failure: StageFailure | None = None
+    retried: bool = False  # the failure makes the trial try again (tasks_lib/trial/retry_decision.py)
     memory_mb: int | None = None
     flags: list[TrialFlag] = field(default_factory=list)
 
@@ -200,11 +208,12 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     started = datetime.now(timezone.utc)
     ev = Evidence()
     try:
-        _run_stages(spec, trial_dir, ev, this_try.first)
+        with trial_try(this_try.retries_left):
+            _run_stages(spec, trial_dir, ev, this_try.first)
     except interrupts.Interrupted:
         raise
     except Exception as exc:  # every other failure is the record's (tasks_lib/trial/stage_failures.py)
-        _note_failure(spec, trial_dir, ev, exc)
+        _note_failure(spec, trial_dir, ev, exc, this_try.retries_left)
     finally:
         _collect_and_remove(spec, trial_dir, ev)
     return _finish(spec, harness, store, trial_dir, ev, this_try, started)
@@ -217,10 +226,11 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
     if spec.force_build:
         task_ = task_.built_from_context()
     ev.memory_mb = task_.config.environment.memory_mb
-    # the models go quoted: Prefect would walk each one for futures at every stage (~3 ms a trial)
-    ev.prepared = prepare_harness(q(spec), q(task_))
-    ev.image = build_image(q(spec), q(task_), trial_dir, first_try)
-    ev.agent = agent = run_agent_stage(q(spec), q(task_), q(ev.prepared), ev.image.tag, trial_dir)
+    # the models go quoted: Prefect would walk each one for futures at every stage (~3 ms a trial);
+    # a failure the trial will retry ends a stage Retried, not Failed (flows/stage_retried.py)
+    ev.prepared = outcome(prepare_harness(q(spec), q(task_)))
+    ev.image = outcome(build_image(q(spec), q(task_), trial_dir, first_try))
+    ev.agent = agent = outcome(run_agent_stage(q(spec), q(task_), q(ev.prepared), ev.image.tag, trial_dir))
     ev.flags += agent.flags
     ev.kill = kill = kill_stage(q(spec), q(agent))
     checked = run_verifier_stage(q(spec), q(task_), trial_dir)
@@ -235,15 +245,18 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
                                                              f"the cut-off ({stuck}); they ran on next to the verifier")
 
 
-def _note_failure(spec: TrialSpec, trial_dir: Path, ev: Evidence, exc: Exception) -> None:
+def _note_failure(spec: TrialSpec, trial_dir: Path, ev: Evidence, exc: Exception, retries_left: int) -> None:
     """An environment failure once the agent ran may be the agent's doing (it stopped its own
-    container): then it is the agent's result, scored and flagged (container_health)."""
-    if isinstance(exc, EnvironmentFailure) and ev.agent is not None:
+    container): then it is the agent's result, scored and flagged (container_health). Otherwise
+    the failure is the record's, and the trial is retried when ``trial_retries`` says so: the
+    decision the stages take too (tasks_lib/trial/retry_decision.py)."""
+    if ev.agent is not None and agent_may_own(exc, agent_returned=True):
         name = container_name(spec.job_id, spec.trial_id)
         ev.broke = ev.agent.over_storage or stopped_container_flag(name, trial_dir, ev.memory_mb)
         if ev.broke is not None:
             return
     ev.failure = stage_failure(exc, trial_dir)
+    ev.retried = trial_retries(exc, retries_left)
 
 
 def _collect_and_remove(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> None:
@@ -269,7 +282,7 @@ def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evid
     interrupts.check()
     earlier = this_try.earlier_errors()
     failed = ev.failure
-    if failed is not None and failed.error.kind == "environment" and failed.retryable and this_try.retries_left > 0:
+    if failed is not None and ev.retried:
         this_try.retry_log.parent.mkdir(exist_ok=True)
         this_try.retry_log.write_text(json.dumps(earlier + [f"{failed.error.stage}: {failed.error.message}"]))
         raise EnvironmentRetry(failed.error.stage, f"retrying after: {failed.error.message}", failed.error.evidence)

@@ -79,3 +79,25 @@ def job_result(**params):
         return job_flow(**params)
     except NotAllScored as exc:
         return exc.result
+
+
+def first_build_fails(monkeypatch, task_name: str) -> list[str]:
+    """Injected fault: the first image build of task ``task_name`` fails as a daemon hiccup does
+    (a retryable ``ImageBuildError``), later ones build for real. Returns the tags it was asked to
+    build, one per call."""
+    import tasks_lib.trial.images as images
+    from tasks_lib.errors import ImageBuildError
+
+    real_build, calls = images._build, []
+
+    def flaky_build(task, tag, log_path, log_rel):
+        if task.path.name != task_name:
+            return real_build(task, tag, log_path, log_rel)
+        calls.append(tag)
+        if len(calls) == 1:
+            log_path.write_text("injected: connection reset by daemon\n")
+            raise ImageBuildError("build-image", "docker build failed: injected hiccup", log_rel)
+        return real_build(task, tag, log_path, log_rel)
+
+    monkeypatch.setattr(images, "_build", flaky_build)
+    return calls

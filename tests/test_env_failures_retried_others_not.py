@@ -4,9 +4,8 @@ timeout is never retried."""
 
 import uuid
 
-from task_factory import make_task, record_of
+from task_factory import first_build_fails, make_task, record_of
 
-import tasks_lib.trial.images as images
 from flows.trial_flow import _retry_environment_only
 from tasks_lib.errors import ImageBuildError
 
@@ -14,17 +13,7 @@ from tasks_lib.errors import ImageBuildError
 def test_build_failing_once_is_retried_and_scored(run_job, tmp_path, monkeypatch):
     ds = tmp_path / "ds"
     make_task(ds, "flaky", dockerfile=f"FROM tbflow/base:bookworm\nWORKDIR /app\nLABEL nonce={uuid.uuid4().hex}\n")
-    real_build = images._build
-    calls = []
-
-    def flaky_build(task, tag, log_path, log_rel):  # injected fault: the daemon hiccups once
-        calls.append(tag)
-        if len(calls) == 1:
-            log_path.write_text("injected: connection reset by daemon\n")
-            raise ImageBuildError("build-image", "docker build failed: injected hiccup", log_rel)
-        return real_build(task, tag, log_path, log_rel)
-
-    monkeypatch.setattr(images, "_build", flaky_build)
+    calls = first_build_fails(monkeypatch, "flaky")  # injected fault: the daemon hiccups once
     rec = record_of(run_job(ds, env_retries=2), "flaky")
     assert len(calls) == 2
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0)

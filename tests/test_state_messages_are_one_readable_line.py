@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from prefect_task_runs import final_task_runs
 from task_factory import make_task
 
 BAD_BUILD = ("FROM tbflow/base:bookworm\n"
@@ -28,7 +29,7 @@ def _unreadable(message: str | None) -> list[str]:
 @pytest.mark.docker
 def test_every_state_message_of_a_job_is_one_readable_line(docker_ready, prefect_local, tmp_path):
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
     from prefect.settings import PREFECT_LOGGING_TO_API_ENABLED, temporary_settings
 
     from flows.job.job_config import JobConfig
@@ -54,11 +55,7 @@ def test_every_state_message_of_a_job_is_one_readable_line(docker_ready, prefect
     runs = [job_run, refused_job.state_details.flow_run_id, refused_shard.state_details.flow_run_id]
 
     with get_client(sync_client=True) as client:
-        for _ in range(240):  # the server records task-run states from events, a moment later
-            task_runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[job_run])))
-            if len(task_runs) >= 18 and all(t.state and t.state.is_final() for t in task_runs):
-                break
-            time.sleep(0.5)
+        task_runs = final_task_runs(client, job_run, at_least=18)
         seen = {}
         for r in runs:
             run = client.read_flow_run(r)

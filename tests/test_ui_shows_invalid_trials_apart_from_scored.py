@@ -5,18 +5,16 @@ stage runs were named `run-agent-884`, the report artifacts hung on a `report` c
 job's Artifacts tab was empty), there was no progress artifact and no tags. This runs a real job
 flow (one scored, one invalid trial) and reads what the Prefect API shows for it."""
 
-import time
-
 import pytest
 
+from prefect_task_runs import final_task_runs
 from task_factory import make_task
 
 
 @pytest.mark.docker
 def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_local, tmp_path):
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import (ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter,
-                                                FlowRunFilterId)
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
     from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
@@ -32,11 +30,7 @@ def test_job_run_shows_verdicts_names_tags_and_artifacts(docker_ready, prefect_l
 
     with get_client(sync_client=True) as client:
         run = client.read_flow_run(run_id)
-        for _ in range(240):  # the server records task-run states from events, a moment later
-            task_runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])))
-            if len(task_runs) >= 14 and all(t.state and t.state.is_final() for t in task_runs):
-                break
-            time.sleep(0.5)
+        task_runs = final_task_runs(client, run_id, at_least=14)
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(
             any_=[run_id])))
     by_name = {t.name: t for t in task_runs}

@@ -44,15 +44,26 @@ def _harness_setup(exc: BaseException, trial_dir: Path) -> StageFailure:
     return StageFailure(StageError(stage="prepare-harness", kind="harness", message=exc.detail))
 
 
+def retryable(exc: BaseException) -> bool:
+    """Whether a new try may mend ``exc`` (the ``retryable`` of the rows below): an environment
+    failure that says so, or any Docker API error; never a stop, a full disk, a harness's failure
+    or tbflow's own bug. The trial's retry decision reads this (``retry_decision.py``)."""
+    if isinstance(exc, Interrupted) or disk_full(exc) or isinstance(exc, HarnessSetupError):
+        return False
+    if isinstance(exc, EnvironmentFailure):
+        return exc.retryable
+    return isinstance(exc, DOCKER_ERRORS)
+
+
 def _environment(exc: BaseException, trial_dir: Path) -> StageFailure:
     assert isinstance(exc, EnvironmentFailure)
     return StageFailure(StageError(stage=exc.stage, kind="environment", message=exc.message, evidence=exc.evidence),
-                        retryable=exc.retryable)
+                        retryable=retryable(exc))
 
 
 def _docker_api(exc: BaseException, trial_dir: Path) -> StageFailure:
     return StageFailure(StageError(stage="docker", kind="environment", message=f"Docker engine error: {exc}"),
-                        retryable=True)
+                        retryable=retryable(exc))
 
 
 def _tbflow_bug(exc: BaseException, trial_dir: Path) -> StageFailure:
