@@ -7,6 +7,8 @@ A real job flow on a real Prefect server: one task whose image build always fail
 ``--env-retries 2``), one whose first build fails and second succeeds; the task runs are read back
 through the Prefect client, as the UI reads them."""
 
+import logging
+import time
 import uuid
 
 import pytest
@@ -26,6 +28,8 @@ def _runs_of(task_runs, trial: str, stage: str | None = None) -> list:
 def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(docker_ready, prefect_local, tmp_path,
                                                                                 monkeypatch):
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
+    from prefect.settings import PREFECT_LOGGING_TO_API_ENABLED, temporary_settings
 
     from flows.job.job_config import JobConfig
     from flows.job_flow import job_flow
@@ -36,7 +40,8 @@ def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(d
     flaky_calls = first_build_fails(monkeypatch, "flaky")  # injected fault: the daemon hiccups once
     cfg = JobConfig(dataset=str(ds), jobs_dir=str(tmp_path / "jobs"), job_name="retried", concurrency=2,
                     env_retries=2)
-    state = job_flow(**cfg.flow_parameters(), return_state=True)
+    with temporary_settings(updates={PREFECT_LOGGING_TO_API_ENABLED: True}):  # scripts/test.sh turns it off
+        state = job_flow(**cfg.flow_parameters(), return_state=True)
     assert state.is_failed() and state.name == "1 invalid", state
     records = {r.spec.task_name: r for r in state.result(raise_on_failure=False).result.records}
     broken, flaky = records["broken"], records["flaky"]
@@ -48,6 +53,15 @@ def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(d
     # broken: trial + 3 tries x (prepare-harness, build-image); flaky: trial + 2 + 6 stages
     with get_client(sync_client=True) as client:
         task_runs = final_task_runs(client, state.state_details.flow_run_id, at_least=16)
+        retried_ids = [t.id for t in task_runs if t.state.name == "Retried"]
+        for _ in range(60):  # logs reach the server in batches
+            logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=retried_ids)))
+            retried_lines = [x for x in logs if x.message.startswith("Finished Retried: ")]
+            if len(retried_lines) >= 3:
+                break
+            time.sleep(0.5)
+    # the engine logs every end but Completed as an ERROR; a retried try is none
+    assert [x.level for x in retried_lines] == [logging.INFO] * 3, [(x.level, x.message) for x in retried_lines]
     failed = sorted(t.name for t in task_runs if t.state.type.value == "FAILED")
     assert failed == ["broken.oracle.1", "broken.oracle.1 · build-image"], failed
 

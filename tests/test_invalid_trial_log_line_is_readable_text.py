@@ -1,7 +1,8 @@
 """Issue 31: an invalid trial's last log line in the Prefect UI was a Python repr, ``Finished in
 state Invalid('invalid: verifier: test.sh gave no reward (...)', type=FAILED)``, quotes, escapes
 and all. The task engine's finish line is rewritten as text (``Finished Invalid: invalid: ...``),
-through a filter on Prefect's task-run logger that every handler (the UI's API handler too) sees.
+through a filter on Prefect's task-run logger that every handler (the UI's API handler too) sees;
+a stage's try that the trial retries (``Retried``) is no error and is logged as INFO.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import pytest
 from report_fixtures import make_trial
 
 from flows.job.run_ui import readable_finish, readable_task_run_logs
+from flows.stage_retried import retried_state
 from flows.trial_flow import verdict_state
+from tasks_lib.errors import ImageBuildError
 
 
 def test_the_finish_line_of_an_invalid_trial_reads_as_text():
@@ -33,11 +36,11 @@ def test_other_lines_are_left_alone_and_completed_reads_short():
 def test_the_filter_rewrites_what_every_handler_of_the_task_run_logger_gets():
     readable_task_run_logs()
     readable_task_run_logs()  # once: a second install adds nothing
-    got: list[str] = []
+    got: list[tuple[int, str]] = []
 
     class Keep(logging.Handler):
         def emit(self, record):
-            got.append(record.getMessage())
+            got.append((record.levelno, record.getMessage()))
 
     logger = logging.getLogger("prefect.task_runs")
     handler, level = Keep(), logger.level
@@ -46,8 +49,11 @@ def test_the_filter_rewrites_what_every_handler_of_the_task_run_logger_gets():
     try:
         state = verdict_state(make_trial("t", invalid="verifier"))
         logger.error(f"Finished in state {state}")
+        retried = retried_state(ImageBuildError("build-image", "docker build failed"), 1)
+        logger.error(f"Finished in state {retried}")  # as the engine logs any end but Completed
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
-    assert got == [f"Finished Invalid: {state.message}"], got
+    assert got == [(logging.ERROR, f"Finished Invalid: {state.message}"),
+                   (logging.INFO, "Finished Retried: retried (1 retry left): build-image: docker build failed")], got
     assert sum(1 for f in logger.filters if type(f).__name__ == "_ReadableFinishFilter") == 1

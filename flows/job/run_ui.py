@@ -20,6 +20,7 @@ from prefect.states import Failed
 
 from flows.job.job_plan import JobPlan
 from flows.job.latest_sender import LatestSender
+from flows.stage_retried import RETRIED
 from tasks_lib import interrupts
 from tasks_lib.job.eta import TrialClock
 from tasks_lib.records.record_models import TrialRecord
@@ -93,12 +94,15 @@ def readable_finish(message: str) -> str | None:
 
 class _ReadableFinishFilter(logging.Filter):
     """Rewrites the task engine's last line of each task run (issue 31: an invalid trial's read as
-    a raw Python record in the UI's log)."""
+    a raw Python record in the UI's log). The engine logs every end but Completed as an ERROR; a
+    stage's try that the trial retries (``Retried``, flows/stage_retried.py) is no error: INFO."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = readable_finish(record.getMessage())
         if text is not None:
             record.msg, record.args = text, ()
+            if text.startswith(f"Finished {RETRIED}:"):
+                record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
         return True
 
 
