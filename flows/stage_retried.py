@@ -17,8 +17,9 @@ trial's try then fails; a ``Retried`` run commits its own transaction at once so
 what it is. The retries left reach the stage through a context variable the trial sets: Prefect
 runs a task called inside a task in the caller's thread and context.
 
-Only stages before the agent stage has returned use this (``retried_for_certain``); the decision
-is ``tasks_lib/trial/retry_decision.py``'s, the same the trial takes.
+The decision is ``tasks_lib/trial/retry_decision.py``'s, the same the trial takes with the same
+inputs: for a stage after the agent stage (kill-process-groups, run-verifier) whether the agent
+broke its own container is Docker's evidence, read once by the trial's ``agents_doing`` for both.
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from prefect.states import Cancelled, State
 from prefect.transactions import CommitMode, get_transaction
 
 from tasks_lib.text_clean import one_line
-from tasks_lib.trial.retry_decision import retried_for_certain
+from tasks_lib.trial.retry_decision import AgentsDoing, retried
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -41,35 +43,45 @@ R = TypeVar("R")
 #: the state name of a stage's task run in a try that the trial retries
 RETRIED = "Retried"
 
-#: the retries the running trial has left; 0 outside a trial (a stage is never ``Retried`` then)
-_RETRIES_LEFT: ContextVar[int] = ContextVar("tbflow_trial_retries_left", default=0)
+@dataclass(frozen=True)
+class _Try:
+    retries_left: int
+    agents_doing: AgentsDoing
+
+
+#: the running trial's try; None outside a trial (a stage is never ``Retried`` then)
+_TRY: ContextVar[_Try | None] = ContextVar("tbflow_trial_try", default=None)
 
 
 @contextmanager
-def trial_try(retries_left: int) -> Iterator[None]:
-    """The stages run inside this block know how many retries their trial has left."""
-    token = _RETRIES_LEFT.set(retries_left)
+def trial_try(retries_left: int, agents_doing: AgentsDoing) -> Iterator[None]:
+    """The stages run inside this block decide as their trial will: with its retries left and its
+    reading of what the agent did (``agents_doing``, memoized by the trial)."""
+    token = _TRY.set(_Try(retries_left, agents_doing))
     try:
         yield
     finally:
-        _RETRIES_LEFT.reset(token)
+        _TRY.reset(token)
 
 
-def ends_retried(stage: Callable[P, R]) -> Callable[P, R | State[Any]]:
-    """The body of a stage that runs before the agent stage has returned: a failure the trial will
-    retry ends it ``Retried`` (returned as a state), any other is raised as before."""
+def ends_retried(agent_returned: bool) -> Callable[[Callable[P, R]], Callable[P, R | State[Any]]]:
+    """The body of a stage that runs before (``agent_returned=False``) or after the agent stage:
+    a failure the trial will retry ends it ``Retried`` (returned as a state), any other is raised."""
 
-    @functools.wraps(stage)
-    def body(*args: P.args, **kwargs: P.kwargs) -> R | State[Any]:
-        try:
-            return stage(*args, **kwargs)
-        except Exception as exc:
-            left = _RETRIES_LEFT.get()
-            if not retried_for_certain(exc, left, agent_returned=False):
-                raise
-            return retried_state(exc, left)
+    def wrap(stage: Callable[P, R]) -> Callable[P, R | State[Any]]:
+        @functools.wraps(stage)
+        def body(*args: P.args, **kwargs: P.kwargs) -> R | State[Any]:
+            try:
+                return stage(*args, **kwargs)
+            except Exception as exc:
+                this_try = _TRY.get()
+                if this_try is None or not retried(exc, this_try.retries_left, agent_returned, this_try.agents_doing):
+                    raise
+                return retried_state(exc, this_try.retries_left)
 
-    return body
+        return body
+
+    return wrap
 
 
 def retried_state(exc: Exception, retries_left: int) -> State[Any]:

@@ -20,7 +20,7 @@ Retries: an ``EnvironmentFailure`` re-raises while ``--env-retries`` remain and 
 the trial (its ``retry_condition_fn`` accepts only that type); the last try is recorded as
 invalid: environment with every try's error. Agent and verifier outcomes are data and are never
 retried. Whether a failure is retried is one decision (``tasks_lib/trial/retry_decision.py``) that
-the stages before the agent stage has returned take too: a try the trial retries ends such a stage
+the failing stage takes too, on the same evidence: a try the trial retries ends its stage
 ``Retried``, not ``Failed`` (``flows/stage_retried.py``). The container is removed in
 ``finally``; a trial interrupted by a stopping job raises ``Interrupted`` and leaves no record.
 
@@ -32,8 +32,10 @@ restart of a few seconds costs the trials in flight one try and the queued ones 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -72,7 +74,7 @@ from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.task.task_loader import load_task
 from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line
-from tasks_lib.trial.retry_decision import agent_may_own, trial_retries
+from tasks_lib.trial.retry_decision import agent_may_own, retried
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
@@ -80,7 +82,7 @@ _NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
 
 
 @task(name="prepare-harness", task_run_name="{spec.trial_id} · prepare-harness", **_NO_CACHE)
-@ends_retried
+@ends_retried(agent_returned=False)
 def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     """Not cached by Prefect on purpose: its durable result is the harness bundle cache on disk
     (content-addressed, written atomically, so committed the moment it is built), and a Prefect
@@ -97,7 +99,7 @@ def trial_harness(spec: TrialSpec):
 
 
 @task(name="build-image", task_run_name="{spec.trial_id} · build-image", **_NO_CACHE)
-@ends_retried
+@ends_retried(agent_returned=False)
 def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
     """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
     return (take_ahead(spec.job_id, task_, trial_dir, first_try)
@@ -105,7 +107,7 @@ def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool =
 
 
 @task(name="run-agent", task_run_name="{spec.trial_id} · run-agent", **_NO_CACHE)
-@ends_retried
+@ends_retried(agent_returned=False)
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
                     trial_dir: Path) -> AgentStageResult:
     interrupts.check()
@@ -122,12 +124,14 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
 
 
 @task(name="kill-process-groups", task_run_name="{spec.trial_id} · kill-process-groups", **_NO_CACHE)
+@ends_retried(agent_returned=True)
 def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
     return kill_process_groups(Sandbox.attach(spec.job_id, spec.trial_id), agent.outcome, agent.killed_at_deadline,
                                agent.sessions)
 
 
 @task(name="run-verifier", task_run_name="{spec.trial_id} · run-verifier", **_NO_CACHE)
+@ends_retried(agent_returned=True)
 def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierStageResult:
     interrupts.check()
     return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
@@ -207,13 +211,14 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     harness = trial_harness(spec)
     started = datetime.now(timezone.utc)
     ev = Evidence()
+    agents_doing = _agents_doing(spec, trial_dir, ev)
     try:
-        with trial_try(this_try.retries_left):
+        with trial_try(this_try.retries_left, agents_doing):
             _run_stages(spec, trial_dir, ev, this_try.first)
     except interrupts.Interrupted:
         raise
     except Exception as exc:  # every other failure is the record's (tasks_lib/trial/stage_failures.py)
-        _note_failure(spec, trial_dir, ev, exc, this_try.retries_left)
+        _note_failure(trial_dir, ev, exc, this_try.retries_left, agents_doing)
     finally:
         _collect_and_remove(spec, trial_dir, ev)
     return _finish(spec, harness, store, trial_dir, ev, this_try, started)
@@ -232,8 +237,8 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
     ev.image = outcome(build_image(q(spec), q(task_), trial_dir, first_try))
     ev.agent = agent = outcome(run_agent_stage(q(spec), q(task_), q(ev.prepared), ev.image.tag, trial_dir))
     ev.flags += agent.flags
-    ev.kill = kill = kill_stage(q(spec), q(agent))
-    checked = run_verifier_stage(q(spec), q(task_), trial_dir)
+    ev.kill = kill = outcome(kill_stage(q(spec), q(agent)))
+    checked = outcome(run_verifier_stage(q(spec), q(task_), trial_dir))
     # past the task's storage_mb: the agent's result whatever else it did (tasks_lib/trial/storage_watch.py)
     ev.verifier, ev.broke, ev.logs = checked.outcome, agent.over_storage or checked.broke, checked.logs
     ev.flags += checked.flags
@@ -245,18 +250,33 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
                                                              f"the cut-off ({stuck}); they ran on next to the verifier")
 
 
-def _note_failure(spec: TrialSpec, trial_dir: Path, ev: Evidence, exc: Exception, retries_left: int) -> None:
-    """An environment failure once the agent ran may be the agent's doing (it stopped its own
-    container): then it is the agent's result, scored and flagged (container_health). Otherwise
-    the failure is the record's, and the trial is retried when ``trial_retries`` says so: the
-    decision the stages take too (tasks_lib/trial/retry_decision.py)."""
-    if ev.agent is not None and agent_may_own(exc, agent_returned=True):
+def _agents_doing(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> Callable[[], TrialFlag | None]:
+    """Did the agent break its own container (past its storage, or it stopped it; container_health)?
+    Read from Docker at most once a try, so the stage that failed and the trial's record, which ask
+    it in turn, see one answer."""
+
+    @functools.cache
+    def read() -> TrialFlag | None:
+        assert ev.agent is not None, "asked only once the agent stage has returned"
         name = container_name(spec.job_id, spec.trial_id)
-        ev.broke = ev.agent.over_storage or stopped_container_flag(name, trial_dir, ev.memory_mb)
+        return ev.agent.over_storage or stopped_container_flag(name, trial_dir, ev.memory_mb)
+
+    return read
+
+
+def _note_failure(trial_dir: Path, ev: Evidence, exc: Exception, retries_left: int,
+                  agents_doing: Callable[[], TrialFlag | None]) -> None:
+    """An environment failure once the agent ran may be the agent's doing (it stopped its own
+    container): then it is the agent's result, scored and flagged. Otherwise the failure is the
+    record's, and whether the trial retries it is the decision its stage took too
+    (tasks_lib/trial/retry_decision.py)."""
+    agent_returned = ev.agent is not None
+    if agent_may_own(exc, agent_returned):
+        ev.broke = agents_doing()
         if ev.broke is not None:
             return
     ev.failure = stage_failure(exc, trial_dir)
-    ev.retried = trial_retries(exc, retries_left)
+    ev.retried = retried(exc, retries_left, agent_returned, agents_doing)
 
 
 def _collect_and_remove(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> None:

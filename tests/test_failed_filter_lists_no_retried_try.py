@@ -4,8 +4,9 @@ select state types. A retried try's stage now ends ``Retried`` (type CANCELLED);
 failing stage stays Failed (it is the evidence), next to its Invalid trial.
 
 A real job flow on a real Prefect server: one task whose image build always fails (3 tries with
-``--env-retries 2``), one whose first build fails and second succeeds; the task runs are read back
-through the Prefect client, as the UI reads them."""
+``--env-retries 2``), one whose first build fails and second succeeds, one whose first verifier
+run hits an engine error (a stage after the agent: retried only because the agent did not stop its
+container); the task runs are read back through the Prefect client, as the UI reads them."""
 
 import logging
 import time
@@ -13,8 +14,10 @@ import uuid
 
 import pytest
 
+import flows.trial_flow as trial_flow
 from prefect_task_runs import final_task_runs
 from task_factory import first_build_fails, make_task
+from tasks_lib.errors import ContainerError
 
 BROKEN = "FROM tbflow/base:bookworm\nRUN echo always-broken && false\n"
 
@@ -24,11 +27,43 @@ def _runs_of(task_runs, trial: str, stage: str | None = None) -> list:
     return sorted((t for t in task_runs if t.name == name), key=lambda t: t.expected_start_time)
 
 
+def _states(runs) -> list[tuple[str, str]]:
+    return [(r.state.type.value, r.state.name) for r in runs]
+
+
+def _first_verifier_run_fails(monkeypatch, task_name: str) -> list[int]:
+    """Injected fault: the engine fails the first verifier run of ``task_name`` (its container runs on)."""
+    real, calls = trial_flow.run_verifier, []
+
+    def flaky_verifier(sandbox, task, *args, **kwargs):
+        if task.path.name == task_name:
+            calls.append(1)
+            if len(calls) == 1:
+                raise ContainerError("run-verifier", "docker exec failed: injected hiccup")
+        return real(sandbox, task, *args, **kwargs)
+
+    monkeypatch.setattr(trial_flow, "run_verifier", flaky_verifier)
+    return calls
+
+
+def _retried_log_lines(client, task_runs, expected: int) -> list:
+    from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
+
+    retried_ids = [t.id for t in task_runs if t.state.name == "Retried"]
+    lines: list = []
+    for _ in range(60):  # logs reach the server in batches
+        logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=retried_ids)))
+        lines = [x for x in logs if x.message.startswith("Finished Retried: ")]
+        if len(lines) >= expected:
+            break
+        time.sleep(0.5)
+    return lines
+
+
 @pytest.mark.docker
 def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(docker_ready, prefect_local, tmp_path,
                                                                                 monkeypatch):
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
     from prefect.settings import PREFECT_LOGGING_TO_API_ENABLED, temporary_settings
 
     from flows.job.job_config import JobConfig
@@ -37,47 +72,44 @@ def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(d
     ds = tmp_path / "ds"
     make_task(ds, "broken", dockerfile=BROKEN)
     make_task(ds, "flaky", dockerfile=f"FROM tbflow/base:bookworm\nWORKDIR /app\nLABEL nonce={uuid.uuid4().hex}\n")
+    make_task(ds, "hiccup")
     flaky_calls = first_build_fails(monkeypatch, "flaky")  # injected fault: the daemon hiccups once
+    verifier_calls = _first_verifier_run_fails(monkeypatch, "hiccup")
     cfg = JobConfig(dataset=str(ds), jobs_dir=str(tmp_path / "jobs"), job_name="retried", concurrency=2,
                     env_retries=2)
     with temporary_settings(updates={PREFECT_LOGGING_TO_API_ENABLED: True}):  # scripts/test.sh turns it off
         state = job_flow(**cfg.flow_parameters(), return_state=True)
     assert state.is_failed() and state.name == "1 invalid", state
     records = {r.spec.task_name: r for r in state.result(raise_on_failure=False).result.records}
-    broken, flaky = records["broken"], records["flaky"]
+    broken, flaky, hiccup = records["broken"], records["flaky"], records["hiccup"]
     assert (broken.validity.status, broken.validity.kind) == ("invalid", "environment")  # the record as before
     assert "after 3 tries" in broken.validity.reason and len(broken.env_retry_errors) == 2, broken.validity
     assert (flaky.validity.status, flaky.validity.reward) == ("scored", 1.0) and len(flaky_calls) == 2
     assert flaky.env_retry_errors == ["build-image: docker build failed: injected hiccup"]
+    assert (hiccup.validity.status, hiccup.validity.reward, len(verifier_calls)) == ("scored", 1.0, 2)
+    assert hiccup.env_retry_errors == ["run-verifier: docker exec failed: injected hiccup"] and not hiccup.flags
 
-    # broken: trial + 3 tries x (prepare-harness, build-image); flaky: trial + 2 + 6 stages
+    # broken: trial + 3 tries x (prepare-harness, build-image); flaky: trial + 2 + 6; hiccup: trial + 5 + 6
     with get_client(sync_client=True) as client:
-        task_runs = final_task_runs(client, state.state_details.flow_run_id, at_least=16)
-        retried_ids = [t.id for t in task_runs if t.state.name == "Retried"]
-        for _ in range(60):  # logs reach the server in batches
-            logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=retried_ids)))
-            retried_lines = [x for x in logs if x.message.startswith("Finished Retried: ")]
-            if len(retried_lines) >= 3:
-                break
-            time.sleep(0.5)
-    # the engine logs every end but Completed as an ERROR; a retried try is none
-    assert [x.level for x in retried_lines] == [logging.INFO] * 3, [(x.level, x.message) for x in retried_lines]
+        task_runs = final_task_runs(client, state.state_details.flow_run_id, at_least=28)
+        retried_lines = _retried_log_lines(client, task_runs, expected=4)
     failed = sorted(t.name for t in task_runs if t.state.type.value == "FAILED")
     assert failed == ["broken.oracle.1", "broken.oracle.1 · build-image"], failed
 
     builds = _runs_of(task_runs, "broken.oracle.1", "build-image")
-    assert [(b.state.type.value, b.state.name) for b in builds] == [
-        ("CANCELLED", "Retried"), ("CANCELLED", "Retried"), ("FAILED", "Failed")], [b.state for b in builds]
+    assert _states(builds) == [("CANCELLED", "Retried"), ("CANCELLED", "Retried"), ("FAILED", "Failed")], builds
     assert builds[0].state.message.startswith("retried (2 retries left): build-image: docker build failed"), \
         builds[0].state.message
     assert builds[1].state.message.startswith("retried (1 retry left): "), builds[1].state.message
     assert "always-broken" in builds[2].state.message, builds[2].state.message
     assert _runs_of(task_runs, "broken.oracle.1")[0].state.name == "Invalid"
 
-    flaky_runs = [t for t in task_runs if t.name.startswith("flaky.oracle.1")]
-    assert len(flaky_runs) == 9 and not [t.name for t in flaky_runs if t.state.type.value == "FAILED"]
-    flaky_builds = _runs_of(task_runs, "flaky.oracle.1", "build-image")
-    assert [(b.state.type.value, b.state.name) for b in flaky_builds] == [
-        ("CANCELLED", "Retried"), ("COMPLETED", "Completed")], [b.state for b in flaky_builds]
-    assert flaky_builds[0].state.message == "retried (2 retries left): build-image: docker build failed: injected hiccup"
-    assert _runs_of(task_runs, "flaky.oracle.1")[0].state.type.value == "COMPLETED"
+    for record, stage, runs in ((flaky, "build-image", 9), (hiccup, "run-verifier", 12)):
+        trial = record.trial_id
+        assert len([t for t in task_runs if t.name.startswith(trial)]) == runs, trial
+        tries = _runs_of(task_runs, trial, stage)
+        assert _states(tries) == [("CANCELLED", "Retried"), ("COMPLETED", "Completed")], tries
+        assert tries[0].state.message == f"retried (2 retries left): {record.env_retry_errors[0]}", tries[0].state
+        assert _runs_of(task_runs, trial)[0].state.type.value == "COMPLETED"
+    # the engine logs every end but Completed as an ERROR; a retried try is none
+    assert [x.level for x in retried_lines] == [logging.INFO] * 4, [(x.level, x.message) for x in retried_lines]
