@@ -35,8 +35,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
