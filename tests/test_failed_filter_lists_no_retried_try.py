@@ -46,18 +46,18 @@ def _first_verifier_run_fails(monkeypatch, task_name: str) -> list[int]:
     return calls
 
 
-def _retried_log_lines(client, task_runs, expected: int) -> list:
+def _log_lines(client, task_runs, starting: str, expected: int) -> tuple[list, list]:
+    """The log lines of ``task_runs`` that start with ``starting`` (once ``expected`` of them reached
+    the server, which gets logs in batches), and all their lines."""
     from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
 
-    retried_ids = [t.id for t in task_runs if t.state.name == "Retried"]
-    lines: list = []
-    for _ in range(60):  # logs reach the server in batches
-        logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=retried_ids)))
-        lines = [x for x in logs if x.message.startswith("Finished Retried: ")]
-        if len(lines) >= expected:
+    logs: list = []
+    for _ in range(60):
+        logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=[t.id for t in task_runs])))
+        if sum(1 for x in logs if x.message.startswith(starting)) >= expected:
             break
         time.sleep(0.5)
-    return lines
+    return [x for x in logs if x.message.startswith(starting)], logs
 
 
 @pytest.mark.docker
@@ -92,7 +92,9 @@ def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(d
     # broken: trial + 3 tries x (prepare-harness, build-image); flaky: trial + 2 + 6; hiccup: trial + 5 + 6
     with get_client(sync_client=True) as client:
         task_runs = final_task_runs(client, state.state_details.flow_run_id, at_least=28)
-        retried_lines = _retried_log_lines(client, task_runs, expected=4)
+        retried_lines, _ = _log_lines(client, [t for t in task_runs if t.state.name == "Retried"],
+                                      "Finished Retried: ", expected=4)
+        invalid_lines, trial_logs = _log_lines(client, _runs_of(task_runs, "broken.oracle.1"), "Finished Invalid: ", 1)
     failed = sorted(t.name for t in task_runs if t.state.type.value == "FAILED")
     assert failed == ["broken.oracle.1", "broken.oracle.1 · build-image"], failed
 
@@ -113,3 +115,5 @@ def test_failed_lists_the_invalid_trial_and_its_last_build_never_a_retried_try(d
         assert _runs_of(task_runs, trial)[0].state.type.value == "COMPLETED"
     # the engine logs every end but Completed as an ERROR; a retried try is none
     assert [x.level for x in retried_lines] == [logging.INFO] * 4, [(x.level, x.message) for x in retried_lines]
+    # the engine's "Retries are exhausted" line held the trial's whole record as a Python repr
+    assert invalid_lines and not [x.message for x in trial_logs if "TrialRecord(" in x.message], trial_logs

@@ -2,7 +2,9 @@
 state Invalid('invalid: verifier: test.sh gave no reward (...)', type=FAILED)``, quotes, escapes
 and all. The task engine's finish line is rewritten as text (``Finished Invalid: invalid: ...``),
 through a filter on Prefect's task-run logger that every handler (the UI's API handler too) sees;
-a stage's try that the trial retries (``Retried``) is no error and is logged as INFO.
+a stage's try that the trial retries (``Retried``) is no error and is logged as INFO. The engine's
+"Task run failed with state: Invalid(..., result=TrialRecord(...)) - Retries are exhausted" line
+of a trial invalid after its environment retries is dropped: the finish line after it says it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def test_the_filter_rewrites_what_every_handler_of_the_task_run_logger_gets():
     logger.setLevel(logging.INFO)
     try:
         state = verdict_state(make_trial("t", invalid="verifier"))
+        # as the engine logs a Failed state a task returned on its last allowed try: the whole record
+        logger.error(f"Task run failed with state: {state!r} - Retries are exhausted", exc_info=True)
         logger.error(f"Finished in state {state}")
         retried = retried_state(ImageBuildError("build-image", "docker build failed"), 1)
         logger.error(f"Finished in state {retried}")  # as the engine logs any end but Completed

@@ -76,6 +76,9 @@ _refusal_filter = _RefusalTracebackFilter()
 
 
 _FINISHED = re.compile(r"^Finished in state (?P<name>[^(]+)\((?P<message>'.*'|\".*\")?(?:, type=\w+)?\)$", re.S)
+#: the engine's line for a Failed state a task with retries returned on its last try: the trial's
+#: Invalid after its environment retries, as a raw repr with the whole record (and "NoneType: None")
+_EXHAUSTED = re.compile(r"^Task run failed with state: .* - Retries are exhausted$", re.S)
 
 
 def readable_finish(message: str) -> str | None:
@@ -95,9 +98,13 @@ def readable_finish(message: str) -> str | None:
 class _ReadableFinishFilter(logging.Filter):
     """Rewrites the task engine's last line of each task run (issue 31: an invalid trial's read as
     a raw Python record in the UI's log). The engine logs every end but Completed as an ERROR; a
-    stage's try that the trial retries (``Retried``, flows/stage_retried.py) is no error: INFO."""
+    stage's try that the trial retries (``Retried``, flows/stage_retried.py) is no error: INFO.
+    The engine's "Retries are exhausted" line for a returned Failed state is dropped: the
+    ``Finished Invalid: ...`` line right after it says the same as text."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if _EXHAUSTED.match(record.getMessage()):
+            return False
         text = readable_finish(record.getMessage())
         if text is not None:
             record.msg, record.args = text, ()
