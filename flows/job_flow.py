@@ -38,6 +38,7 @@ from flows.job.job_result import JobResult, job_record, result_of
 from flows.job.job_verdict import announce, final_state, verdict_of
 from flows.job.progress import LogListener, installed_listener, location
 from flows.report_flow import artifact_key, report_flow
+from flows.process_heap import freeze_imported
 from flows.job.run_ui import (Fanout, ProgressArtifact, job_tags, readable, readable_task_run_logs, refused,
                              tag_flow_run)
 from flows.coordinator import run_shards
@@ -114,6 +115,7 @@ def _job_flow(
     starts. A finished job's run says whether every trial scored (``flows/job/job_verdict.py``).
     """
     params = dict(locals())
+    freeze_imported()  # a deployment's flow-run process: its imports are done (flows/process_heap.py)
     logger = get_run_logger()
     try:
         params["job_name"] = scheduled_job_name(job_name)  # a template: from this run's scheduled start

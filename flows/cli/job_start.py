@@ -131,6 +131,9 @@ def start(config: JobConfig, server: Server | None, start_server: Callable[[], S
         stop.job_dir = planned.job_dir
         server.watch_job_dir(planned.job_dir)
         import flows.job_flow  # noqa: F401 - importing the job flow (and Prefect) overlaps the server's start
+        from flows.process_heap import freeze_imported
+
+        freeze_imported()  # Prefect's objects out of the collector's way (flows/process_heap.py)
 
         server.wait_ready()
         return Started(config, planned, lock, server)

@@ -32,8 +32,12 @@ def prefect_app_server():  # noqa: ANN201 - a uvicorn.Server; uvicorn is importe
     """Prefect's server app as uvicorn runs it for ``prefect server start`` (the API only)."""
     import uvicorn
 
+    from flows.process_heap import freeze_imported
+
     config = uvicorn.Config("prefect.server.api.server:create_app", factory=True, log_level="error",
                             lifespan="on")
+    config.load()  # imports the server's code now, so that its objects can be frozen (flows/process_heap.py)
+    freeze_imported()
     return uvicorn.Server(config)
 
 
