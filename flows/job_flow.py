@@ -110,9 +110,8 @@ def _job_flow(
     """Run a job. Flat parameters (the fields of ``JobConfig``), so one of them can be changed with
     ``prefect deployment run --param NAME=VALUE``; Python callers pass ``**config.flow_parameters()``.
 
-    Bad input (a missing dataset, a job of that name with another identity, no Docker engine) ends the
-    run Failed with one line before anything is written; a finished job's run says whether every trial
-    scored (``flows/job/job_verdict.py``).
+    Bad input (a missing dataset, another job's name, no Docker engine) ends the run Failed with one
+    line before anything is written; a finished run says if every trial scored (flows/job/job_verdict.py).
     """
     params = dict(locals())
     freeze_imported()  # a deployment's flow-run process: its imports are done (flows/process_heap.py)

@@ -40,11 +40,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
-from prefect.utilities.annotations import quote as q
+from prefect.utilities.annotations import quote
 from prefect.context import TaskRunContext
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
@@ -79,6 +79,13 @@ from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
 _NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
+_T = TypeVar("_T")
+
+
+def q(value: _T) -> _T:
+    """A stage's parameter as Prefect's ``quote``: the task gets it as is, and Prefect does not walk
+    it for futures to resolve (a ``TrialSpec`` or a loaded ``Task`` at every stage: ~3 ms a trial)."""
+    return cast(_T, quote(value))
 
 
 @task(name="prepare-harness", task_run_name="{spec.trial_id} · prepare-harness", **_NO_CACHE)
@@ -231,7 +238,7 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
     if spec.force_build:
         task_ = task_.built_from_context()
     ev.memory_mb = task_.config.environment.memory_mb
-    # the models go quoted: Prefect would walk each one for futures at every stage (~3 ms a trial);
+    # the models go quoted (q: not walked by Prefect);
     # a failure the trial will retry ends a stage Retried, not Failed (flows/stage_retried.py)
     ev.prepared = outcome(prepare_harness(q(spec), q(task_)))
     ev.image = outcome(build_image(q(spec), q(task_), trial_dir, first_try))
