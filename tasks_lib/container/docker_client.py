@@ -55,8 +55,8 @@ class _SocketPoolAdapter(UnixHTTPAdapter):
     """docker-py keys its unix-socket connection pools by the whole URL, path included, and keeps
     25: nearly every call of a trial (a new container name, a new exec id) made a pool and a
     connection, and evicted and closed another. One pool per socket keeps connections open across
-    calls: 0.72 -> 0.42 ms of client CPU per call with ``trust_env`` off as well (bench/RESULTS.md,
-    "The judge's cost"). A hijacked exec stream takes its connection out of the pool; urllib3
+    calls: 0.72 -> 0.42 ms of client CPU per call with ``trust_env`` off as well
+    (bench/docker_call_cost.py). A hijacked exec stream takes its connection out of the pool; urllib3
     replaces a connection that was closed under it."""
 
     def get_connection(self, url, proxies=None):  # noqa: ANN001, ANN201 - docker-py's signature
