@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tbflow(*args: str) -> str:
-    env = {**os.environ, "COLUMNS": "80", "TBFLOW_PREFORK": "0"}
+    env = {**os.environ, "COLUMNS": "80"}
     res = subprocess.run([sys.executable, "-m", "flows.cli.main", *args], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
