@@ -39,6 +39,12 @@ if TYPE_CHECKING:
 STATE_EVIDENCE = "container-state.txt"
 BROKEN_EVIDENCE = "verifier/broken-container.txt"
 OUTSIDE_ACTIONS = ("kill", "stop", "pause", "restart")
+#: how long a container that reads as running is read again after one of tbflow's execs failed in it:
+#: its PID 1 can be dead (the exec failed for that) while the engine still shows it running, for
+#: the moment it takes to note the exit; an exec's end seen from the engine's event came first once
+#: (an OOM-killed container's verifier read as "the judge was killed", not as the OOM it was)
+SETTLE_SEC = 2.0
+SETTLE_STEP_SEC = 0.05
 
 
 class MissingInterpreter(EnvironmentFailure):
@@ -50,9 +56,8 @@ class MissingInterpreter(EnvironmentFailure):
 def stopped_container_flag(container: str, trial_dir: Path, memory_mb: int | None) -> TrialFlag | None:
     """A flag when the trial's container stopped by the agent's doing; None when it runs, is gone,
     or its stop cannot be put on the agent (the caller keeps its environment failure)."""
-    api = get_client().api
     try:
-        info = api.inspect_container(container)
+        info = _settled(container)
     except (NotFound, *DOCKER_ERRORS):  # also an engine that does not answer (restarting)
         return None
     state = info.get("State", {})
@@ -88,11 +93,25 @@ def stopped_by_agent(state: dict, actions: list[str], memory_mb: int | None) -> 
 
 
 def container_running(container: str) -> bool:
-    """Whether the container still runs (False when it stopped or is gone)."""
+    """Whether the container still runs (False when it stopped or is gone), asked after one of
+    tbflow's execs failed in it: a running one is read again for up to ``SETTLE_SEC``."""
     try:
-        return bool(get_client().api.inspect_container(container).get("State", {}).get("Running"))
+        return bool(_settled(container).get("State", {}).get("Running"))
     except DOCKER_ERRORS:
         return False
+
+
+def _settled(container: str) -> dict:
+    """The container's inspect; one that reads as running is read again every ``SETTLE_STEP_SEC``
+    until it stops or ``SETTLE_SEC`` passed. Only failure paths ask, so a container that does run
+    costs those 2 s only to a trial whose verifier or kill already failed."""
+    api = get_client().api
+    until = time.monotonic() + SETTLE_SEC
+    info = api.inspect_container(container)
+    while info.get("State", {}).get("Running") and time.monotonic() < until:
+        time.sleep(SETTLE_STEP_SEC)
+        info = api.inspect_container(container)
+    return info
 
 
 def _events_since_start(container_id: str, started_at: str) -> list[dict]:
