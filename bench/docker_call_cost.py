@@ -1,7 +1,7 @@
 """Client CPU of one Docker API call through the SDK, as docker-py sets its client up and as
-tbflow's ``get_client`` does (no proxy variables read per call; tasks_lib/container/docker_client.py). Each call asks for a container that does not exist (a 404:
-the engine's work is the smallest there is), under a new name each time, as a trial's calls name a
-new container or exec.
+tbflow's ``get_client`` does (no proxy variables read per call; tasks_lib/container/docker_client.py).
+Each call asks for a container that does not exist (a 404: the engine's work is the smallest
+there is), under a new name each time, as a trial's calls name a new container or exec.
 
 Usage: .venv/bin/python bench/docker_call_cost.py [--calls 1500]
 """
