@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner_cases import CASES, PYTEST, TEST_PY, verdict_of
+from runner_cases import CASES, PYTEST, TEST_PY, USE_HIDDEN, verdict_of
 from task_factory import make_task, record_of
 
 pytestmark = pytest.mark.docker
@@ -42,7 +42,8 @@ def test_planted_runner_file_the_verifier_used_fails_the_gate(judged, name):
     assert rec.validity.status == "scored", rec.validity
     assert "toolchain-changed" in kinds, (rec.validity, rec.flags)
     flag = next(f for f in rec.flags if f.kind == "toolchain-changed")
-    assert "used by the verifier" in (trial / flag.evidence).read_text()
+    use = "use unknown, changed while the verifier ran" if name in USE_HIDDEN else "used by the verifier"
+    assert use in (trial / flag.evidence).read_text()
 
 
 @pytest.mark.parametrize("name", _cases("zero"))

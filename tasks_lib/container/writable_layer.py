@@ -30,6 +30,8 @@ from tasks_lib.container.upper_walk import walk_upper
 Change = Literal["added", "changed", "deleted"]
 #: entries read from one writable layer at most: an agent can create millions of files
 MAX_ENTRIES = 1_000_000
+#: bytes of changed files compared with the image's, per trial: past it a file counts as changed
+COMPARE_BUDGET = 512 * 1024 * 1024
 _KINDS = {0: "changed", 1: "added", 2: "deleted"}
 _TYPES = ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "fifo"),
           (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "char"), (stat.S_ISBLK, "block"))
@@ -94,6 +96,7 @@ class WritableLayer:
     def __init__(self, container: str, upper: str | None, lowers: list[str], problem: str | None) -> None:
         self.container, self.upper, self.lowers, self.problem = container, upper, lowers, problem
         self._hidden: dict[tuple[str, str], bool] = {}
+        self._compared = 0
 
     @classmethod
     def of(cls, container: str, inspect: dict) -> "WritableLayer":
@@ -150,6 +153,32 @@ class WritableLayer:
             except OSError:
                 continue
         return names
+
+    def same_as_image(self, e: Entry) -> bool:
+        """Whether a changed file is the image's own: same bytes (or link target), mode, owner and
+        file capabilities. The overlay copies a file up whole when only its metadata is touched
+        (``chmod -R``, ``chown`` to the owner it had, ``touch``), and ``compileall -f`` rewrites
+        the same bytecode: such a file looks changed but gives the runner exactly what the image
+        did. Compared at most ``COMPARE_BUDGET`` bytes a trial; past that, changed (the cautious
+        side)."""
+        if e.host is None or e.change != "changed" or e.type not in ("file", "symlink"):
+            return False
+        low = next((d + e.path for d in self.lowers if os.path.lexists(d + e.path)), None)
+        if low is None or not self.in_image(e.path):
+            return False
+        try:
+            a, b = os.lstat(e.host), os.lstat(low)
+            if (a.st_mode, a.st_uid, a.st_gid, a.st_size) != (b.st_mode, b.st_uid, b.st_gid, b.st_size) \
+                    or _capability(e.host) != _capability(low):
+                return False
+            if stat.S_ISLNK(a.st_mode):
+                return os.readlink(e.host) == os.readlink(low)
+        except OSError:
+            return False
+        if self._compared + a.st_size > COMPARE_BUDGET:
+            return False
+        self._compared += a.st_size
+        return _same_bytes(e.host, low)
 
     def read_image(self, path: str, limit: int = 65536) -> bytes | None:
         """The first ``limit`` bytes of the image's version of ``path`` (its topmost layer's)."""
@@ -260,6 +289,41 @@ def _read_bounded(host_path: str, limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def _capability(host_path: str) -> bytes | None:
+    try:
+        return os.getxattr(host_path, "security.capability", follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _same_bytes(a: str, b: str, chunk: int = 1 << 20) -> bool:
+    """Byte for byte, never following a link or blocking on a FIFO swapped in since the lstat."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOATIME
+    try:
+        fa = os.open(a, flags)
+    except OSError:
+        return False
+    try:
+        fb = os.open(b, flags)
+    except OSError:
+        os.close(fa)
+        return False
+    try:
+        if not (stat.S_ISREG(os.fstat(fa).st_mode) and stat.S_ISREG(os.fstat(fb).st_mode)):
+            return False
+        while True:
+            x, y = os.read(fa, chunk), os.read(fb, chunk)
+            if x != y:
+                return False
+            if not x:
+                return True
+    except OSError:
+        return False
+    finally:
+        os.close(fa)
+        os.close(fb)
 
 
 def link_target(entry: Entry) -> str | None:

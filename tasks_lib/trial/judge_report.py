@@ -91,6 +91,9 @@ class JudgeReport(BaseModel):
     #: test.sh's end (None: not measured), and that start (realtime ns): test.sh had not run before
     agent_write_bytes: int | None = None
     marked_ns: int | None = None
+    #: when that count was taken (the kernel's coarse realtime clock, as file ctimes): a file
+    #: changed at or after it is no write of test.sh's, which had ended
+    counted_ns: int | None = None
     #: what the agent left where a fresh entry had to go (e.g. a huge tree in /logs/verifier),
     #: set aside and not wholly removed within the judge's budget: where it is now
     trash: list[str] = Field(default_factory=list)
@@ -195,8 +198,9 @@ def parse_report(ch: Channel) -> JudgeReport:
     r.stuck = _stuck(ch)
     r.agent_cpu_sec = _cpu(ch.first("agentcpu"))
     io = (ch.first("agentio") or b"").split()
-    if len(io) == 2 and all(p.isdigit() for p in io):
+    if len(io) in (2, 3) and all(p.isdigit() for p in io):
         r.agent_write_bytes, r.marked_ns = int(io[0]), int(io[1])
+        r.counted_ns = int(io[2]) if len(io) == 3 else None
     r.trash = ch.text("trash")[:16]
     nobash = ch.text("nobash")
     r.no_bash = nobash[0] if nobash else None

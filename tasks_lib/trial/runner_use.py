@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache, partial
 from pathlib import Path
@@ -62,6 +62,9 @@ class RunnerEvidence(BaseModel):
     deleted_system: list[str] = Field(default_factory=list)
     #: bytes of regular files in the writable layer (None when not read from it)
     written_bytes: int | None = None
+    #: files that would have had a role but hold the image's own bytes, mode and owner
+    #: (``WritableLayer.same_as_image``: a ``chmod -R``, ``chown`` or ``touch``), not counted
+    same_as_image: int = 0
 
 
 @dataclass
@@ -77,6 +80,10 @@ class RunnerWatch:
     reset_ns: int = 0
     #: when tbflow's judge started counting the agent's writes (realtime ns; None: unknown)
     marked_ns: int | None = None
+    #: when the judge counted those writes, test.sh ended (coarse realtime ns; None: unknown)
+    counted_ns: int | None = None
+    #: paths left out of ``roles``: the image's own file, only copied up (``same_as_image``)
+    copies: frozenset[str] = frozenset()
 
 
 def shown(path: str) -> str:
@@ -112,7 +119,12 @@ def watch_runner(container: str, inspect: dict) -> RunnerWatch:
     config = inspect.get("Config") or {}
     env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
     ctx = image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan)
-    w = RunnerWatch(layer, ctx, scan, _roles(scan.entries, ctx, layer))
+    roles = _roles(scan.entries, ctx, layer)
+    copies = frozenset(p for p, (e, _) in roles.items() if layer.same_as_image(e))
+    if copies:  # the image's own file: neither a role of its own nor a changed source for its bytecode
+        ctx = replace(ctx, changes={p: c for p, c in ctx.changes.items() if p not in copies})
+        roles = {p: r for p, r in _roles(scan.entries, ctx, layer).items() if p not in copies}
+    w = RunnerWatch(layer, ctx, scan, roles, copies=copies)
     if layer.atimes:
         w.stamped = layer.reset_atimes(e for e, _ in w.roles.values())
     w.reset_ns = time.time_ns()
@@ -145,16 +157,20 @@ def _ns(rfc3339: str) -> int:
         return 0
 
 
-def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked_ns: int | None = None) -> RunnerEvidence:
+def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked_ns: int | None = None,
+                    judge_counted_ns: int | None = None) -> RunnerEvidence:
     """Read again after the verifier: which runner files it used, and what was planted meanwhile.
 
     A file written while the verifier ran is the agent's (its daemons') when it was written before
     tbflow's judge started counting (``judge_marked_ns``: test.sh had not started), when processes
     other than the judge's and test.sh's wrote at least that many bytes since (``agent_wrote``, the
-    judge's count; None: unknown, so theirs), or when it was moved into place from a file that
-    existed before. Otherwise test.sh wrote it: an install of its own, next to a service the task
-    asked for, is test.sh's business."""
-    w.marked_ns = judge_marked_ns
+    judge's count; None: unknown, so theirs; a recompiled module's bytecode left out), when it was
+    moved into place from a file that existed before, or when it changed at or after that count
+    (``judge_counted_ns``: test.sh had ended; a module swapped in for test.sh and put back after).
+    Otherwise test.sh wrote it: an install of its own, next to a service the task asked for, is
+    test.sh's business. Whether such a file was used is read from its times only when they show a
+    read after its last write: the agent's last write can hide the verifier's read."""
+    w.marked_ns, w.counted_ns = judge_marked_ns, judge_counted_ns
     uses = uses_since((e for e, _ in w.roles.values()), w.stamped) if w.layer.atimes else {}
     changed = [w.roles[p][0] for p, u in uses.items() if u.changed_after and not u.gone]
     theirs = _agents_writes(changed, agent_wrote, w)
@@ -170,7 +186,7 @@ def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked
     ev = RunnerEvidence(source=w.scan.source, problem=w.scan.problem, incomplete=w.scan.incomplete, files=files,
                         deleted_system=[shown(p) for p in w.scan.deleted_under(SYSTEM_DIRS) if p not in ENGINE_FILES],
                         written_bytes=sum(e.size for e in w.scan.entries if e.type == "file")
-                        if w.scan.source == "upperdir" else None)
+                        if w.scan.source == "upperdir" else None, same_as_image=len(w.copies))
     if w.layer.upper is not None:  # always: a daemon may plant, and exit, before tbflow's judge lists it
         ev.files += _planted_during(w, agent_wrote)
     return ev
@@ -184,9 +200,20 @@ def _agents_writes(entries: list[Entry], agent_wrote: int | None, w: RunnerWatch
     now = {e.path: _stat(e) for e in entries}
     moved = any(e.ino in before and e.path not in w.roles and now[e.path][1] < w.reset_ns for e in entries)
     early = w.marked_ns is not None and any(ctime < w.marked_ns for _, _, ctime in now.values())
-    if agent_wrote is None or moved or early:
-        return True  # moved into place (no bytes written), or written before test.sh could run
-    return agent_wrote >= sum(size for size, _, _ in now.values())
+    late = w.counted_ns is not None and any(ctime >= w.counted_ns for _, _, ctime in now.values())
+    if agent_wrote is None or moved or early or late:
+        return True  # moved into place (no bytes written), or written before test.sh could run or after it ended
+    return agent_wrote >= sum(size for path, (size, _, _) in now.items() if not _recompiled(path, entries))
+
+
+def _recompiled(path: str, entries: list[Entry]) -> bool:
+    """Bytecode of an image module that changed in the same reading: whichever Python imports the
+    changed module writes it (test.sh's, typically), so its bytes say nothing of who changed the
+    module; counted, they let a daemon that swaps a module hide its writes behind test.sh's."""
+    if "/__pycache__/" not in path or not path.endswith(".pyc"):
+        return False
+    source = f"{path.split('/__pycache__/')[0]}/{path.rsplit('/', 1)[-1].split('.')[0]}.py"
+    return any(e.path == source and e.change == "changed" for e in entries)
 
 
 def _stat(e: Entry) -> tuple[int, int, int]:
@@ -225,9 +252,11 @@ def _planted_during(w: RunnerWatch, agent_wrote: int | None) -> list[RunnerFile]
         return []
     out = []
     for e, role in sorted(planted, key=lambda p: p[0].path):
+        # read after its last write, or unknown: never "not used", since the agent's last write can
+        # come after the verifier read it (a module swapped in for test.sh and put back after)
         try:
             st = os.lstat(e.host or "")
-            used: bool | None = st.st_atime_ns > st.st_mtime_ns or stat.S_ISFIFO(st.st_mode)
+            used: bool | None = (st.st_atime_ns > st.st_mtime_ns or stat.S_ISFIFO(st.st_mode)) or None
         except OSError:
             used = None
         out.append(RunnerFile(path=shown(e.path), change=e.change, role=role, used=used, during=True))
@@ -277,7 +306,7 @@ EVIDENCE = "runner-files.txt"
 
 def write_runner_evidence(ev: RunnerEvidence, trial_dir: Path) -> str | None:
     """``runner-files.txt``: every change with a role for the runner, and how it was read."""
-    if not ev.files and not ev.problem and not ev.deleted_system:
+    if not ev.files and not ev.problem and not ev.deleted_system and not ev.same_as_image:
         return None
     lines = ["Files the agent added or changed that can steer the runner of the tests (docs/judge.md),",
              f"read from the container's {'writable layer' if ev.source == 'upperdir' else ev.source}; "
@@ -285,6 +314,9 @@ def write_runner_evidence(ev: RunnerEvidence, trial_dir: Path) -> str | None:
     if ev.problem:
         lines += [f"note: {ev.problem}", ""]
     lines += [f.line() for f in ev.files[:2000]] + [f"deleted {p}" for p in ev.deleted_system[:2000]]
+    if ev.same_as_image:
+        lines.append(f"not counted: {ev.same_as_image} such file(s) the image's own (bytes, mode and owner), "
+                     "copied up by a chmod, chown or touch")
     if len(ev.files) > 2000:
         lines.append(f"... and {len(ev.files) - 2000} more")
     (trial_dir / EVIDENCE).write_text("\n".join(lines) + "\n", encoding="utf-8")

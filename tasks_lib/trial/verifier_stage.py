@@ -100,7 +100,7 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
             ev.container_running = container_running(sandbox.id)
         logs, downloaded = _download(sandbox, trial_dir, max_log_bytes, flags)
         flags += check_tampering(ev.report, trial_dir, verifier_downloaded=downloaded, complete=run.complete)
-    ev.runner = runner_evidence(watch, ev.report.agent_write_bytes, ev.report.marked_ns)
+    ev.runner = runner_evidence(watch, ev.report.agent_write_bytes, ev.report.marked_ns, ev.report.counted_ns)
     if any(d.full for d in ev.report.disks) and ev.runner.written_bytes is None:
         ev.runner.written_bytes = writable_layer_bytes(sandbox.id)
     (trial_dir / "verifier").mkdir(exist_ok=True)

@@ -281,7 +281,14 @@ int verify_main(int argc, char **argv) {
         else emitf("signal", "%d", WTERMSIG(status));
     }
     emitf("agentcpu", "%lld %lld %ld", cpu_start, cpu_end, sysconf(_SC_CLK_TCK));
-    emitf("agentio", "%lld %lld", writes_since_mark(getsid(0)), (long long)marked.tv_sec * 1000000000LL + marked.tv_nsec);
+    /* Taken before the count, on the clock the kernel stamps ctimes with: a file the agent's
+     * processes change after this moment (a module swapped in for test.sh and put back once it
+     * ended) shows a ctime at or past it, whether or not the count saw the write. */
+    struct timespec counted;
+    clock_gettime(CLOCK_REALTIME_COARSE, &counted);
+    long long agent_wrote = writes_since_mark(getsid(0));
+    emitf("agentio", "%lld %lld %lld", agent_wrote, (long long)marked.tv_sec * 1000000000LL + marked.tv_nsec,
+          (long long)counted.tv_sec * 1000000000LL + counted.tv_nsec);
     long long t_test = now_ms() - t_start;
     if (ifd >= 0) drain_inotify(ifd, &w);
     struct stat now_st, ours;
