@@ -60,6 +60,9 @@ ATTACKS: dict[str, dict] = {
     "fifo-dev-null": dict(solve="rm -f /dev/null && mkfifo -m 666 /dev/null\n",
                           test_sh="#!/bin/bash\necho noise > /dev/null\necho 0 > /logs/verifier/reward.txt\n"),
     "judge-killed": dict(solve=detached(f'p=$(find_proc "{JUDGE_VERIFY}"); kill -9 "$p"'), test_sh=SLOW_0),
+    "test-sh-killed-after-a-forged-reward": dict(solve=detached('p=$(find_proc "bash /tests/test.sh"); '
+                                                                 'echo 1 > /logs/verifier/reward.txt; kill -9 "$p"'),
+                                                 test_sh=SLOW_0),
     "judge-stopped": dict(solve=detached(f'p=$(find_proc "{JUDGE_VERIFY}"); kill -STOP "$p"'), test_sh=SLOW_0,
                           verifier_timeout=5),
     "reward-fifo-during-test": dict(solve=detached('find_proc "bash /tests/test.sh" >/dev/null; '

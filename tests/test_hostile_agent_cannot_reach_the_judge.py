@@ -138,6 +138,13 @@ def test_judge_killed_by_the_agent_scores_zero_flagged(hostile):
     assert "was killed (exit 137)" in rec.validity.reason, rec.validity
 
 
+def test_test_sh_killed_after_the_agent_wrote_a_reward_scores_zero_flagged(hostile):
+    """Before: reward 1 with only agent-processes (test.sh never got to write its 0)."""
+    rec = _rec(hostile, "test-sh-killed-after-a-forged-reward")
+    _scored(rec)
+    assert "test.sh was killed (SIGKILL)" in rec.validity.reason, rec.validity
+
+
 def test_judge_stopped_by_the_agent_ends_at_the_deadline_scored_zero(hostile):
     rec = _rec(hostile, "judge-stopped")
     _scored(rec)

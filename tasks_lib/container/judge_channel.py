@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 TAGS = frozenset({"hello", "launch", "proc", "left", "killed", "more", "note", "note-detail", "pre", "pretype",
                   "file", "ftype", "exit", "signal", "timeout",
                   "stdout", "watch", "timing", "disk", "nobash", "fail", "end",
-                  "stuck", "stuckfd", "agentcpu", "agentio", "trash"})
+                  "stuck", "stuckfd", "agentcpu", "agentio", "oomkills", "trash"})
 MAX_HEADER = 32
 
 

@@ -72,6 +72,9 @@ class JudgeReport(BaseModel):
     file_types: dict[str, str] = Field(default_factory=dict)
     exit_code: int | None = None
     signal: int | None = None
+    #: OOM kills in the container's memory cgroup while test.sh ran (None: the cgroup's count
+    #: could not be read), to tell a SIGKILL of the kernel's from one of a process's
+    oom_kills: int | None = None
     timed_out: bool = False
     stdout_size: int | None = None
     watch: dict[str, int] = Field(default_factory=dict)
@@ -185,6 +188,8 @@ def parse_report(ch: Channel) -> JudgeReport:
                 target[parsed[0]] = parsed[1]
     r.pre_types, r.file_types = _types(ch.text("pretype")), _types(ch.text("ftype"))
     r.exit_code, r.signal = _int(ch.first("exit")), _int(ch.first("signal"))
+    ooms = _int(ch.first("oomkills"))
+    r.oom_kills = ooms if ooms is not None and ooms >= 0 else None
     r.timed_out = ch.first("timeout") is not None
     r.stdout_size = _int(ch.first("stdout"))
     r.watch, r.timing = _ints(ch.first("watch")), _ints(ch.first("timing"))

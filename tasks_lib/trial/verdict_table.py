@@ -24,6 +24,10 @@ from tasks_lib.trial.rewards import RewardReading
 from tasks_lib.trial.runner_roles import ROLES
 from tasks_lib.trial.runner_use import RunnerEvidence, RunnerFile
 
+#: signals only a process sends (never the kernel for a fault of test.sh's own), SIGKILL also the
+#: OOM killer's: test.sh ended by one of these, not from tbflow's judge, was ended by a process
+SENT_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 9: "SIGKILL", 10: "SIGUSR1", 12: "SIGUSR2",
+                14: "SIGALRM", 15: "SIGTERM"}
 #: share of the verifier's wall time the agent's leftover processes spent on the CPU that counts as
 #: starving it (a service answering the tests' requests uses far less)
 CPU_STARVING = 0.5
@@ -73,6 +77,17 @@ class VerifierEvidence(BaseModel):
     @property
     def planted(self) -> list[RunnerFile]:
         return planted_and_used(self.runner.files)
+
+    @property
+    def killed_by_another(self) -> str | None:
+        """The signal that ended test.sh, when neither the judge (only at the timeout) nor the
+        kernel's OOM killer (its count did not grow) sent it and the agent's processes ran."""
+        sig = self.report.signal
+        if not self.agent_ran or self.report.timed_out or sig not in SENT_SIGNALS:
+            return None
+        if sig == 9 and self.report.oom_kills != 0:
+            return None  # the OOM killer's, or not known not to be
+        return SENT_SIGNALS[sig]
 
     @property
     def blockers(self) -> list[str]:
@@ -174,6 +189,11 @@ ROWS: tuple[Row, ...] = (
     ("verifier-timeout", lambda e: e.report.timed_out,
      lambda e: Verdict(row="", problem=_ended(e), timed_out=True)),
     # the reward files
+    ("reward-after-test-sh-was-killed", lambda e: e.killed_by_another is not None and e.reading.reward is not None,
+     lambda e: Verdict(row="", problem=f"test.sh was killed ({e.killed_by_another})",
+                       broke=f"test.sh was killed ({e.killed_by_another}) while processes the agent left ran next to "
+                             "it, by neither tbflow's judge nor the OOM killer; the reward file it left cannot be "
+                             "told from one those processes wrote")),
     ("reward-not-a-file", lambda e: _odd(e) is not None,
      lambda e: Verdict(row="", problem=f"{_odd(e)} when test.sh exited",
                        broke=f"{_odd(e)}, not a file, when test.sh exited")),

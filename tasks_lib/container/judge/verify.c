@@ -126,6 +126,23 @@ static void report_disks(const char *workdir) {
     }
 }
 
+/* The kernel's count of OOM kills in the container's memory cgroup (v2 memory.events, v1
+ * memory.oom_control): -1 when neither can be read. A test.sh killed by SIGKILL is the OOM
+ * killer's doing only if this count grew while it ran. */
+static long long oom_kills(void) {
+    static const char *files[] = {"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char buf[1024];
+        ssize_t n = read_small(files[i], buf, sizeof buf - 1);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        char *k = strstr(buf, "oom_kill ");
+        long long v;
+        if (k && (k == buf || k[-1] == '\n') && sscanf(k, "oom_kill %lld", &v) == 1) return v;
+    }
+    return -1;
+}
+
 static long long now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -263,7 +280,7 @@ int verify_main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &chld, &old);
     int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     struct watch_counts w = {0};
-    long long cpu_start = agent_cpu_ticks(), cpu_end;
+    long long cpu_start = agent_cpu_ticks(), cpu_end, oom_start = oom_kills();
     long long t_start = now_ms();
     pid_t pid = start_test(bash, outfd, &old);
     if (pid < 0) { emitf("fail", "could not start test.sh: %s", strerror(errno)); return 0; }
@@ -281,6 +298,8 @@ int verify_main(int argc, char **argv) {
         else emitf("signal", "%d", WTERMSIG(status));
     }
     emitf("agentcpu", "%lld %lld %ld", cpu_start, cpu_end, sysconf(_SC_CLK_TCK));
+    long long oom_end = oom_kills();
+    emitf("oomkills", "%lld", oom_start < 0 || oom_end < 0 ? -1LL : oom_end - oom_start);
     /* Taken before the count, on the clock the kernel stamps ctimes with: a file the agent's
      * processes change after this moment (a module swapped in for test.sh and put back once it
      * ended) shows a ctime at or past it, whether or not the count saw the write. */
