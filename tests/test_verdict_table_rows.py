@@ -106,14 +106,10 @@ def test_judge_doc_case_table_names_the_same_rows_in_the_same_order():
 
 
 @pytest.mark.parametrize("how", [dict(signal=9, oom_kills=2), dict(signal=9, oom_kills=None), dict(signal=11, oom_kills=0),
-                                 dict(signal=15, oom_kills=0, ran_next_to=[])])
-def test_test_sh_killed_by_the_oom_killer_a_crash_or_with_no_agent_process_keeps_its_reward(how):
-    """SIGKILL with OOM kills counted (or the count unknown), a fault of test.sh's own (SIGSEGV), or
-    no process of the agent's to have sent it: test.sh's reward stands."""
+                                 dict(signal=15, oom_kills=0), dict(signal=9, oom_kills=0, ran_next_to=[])])
+def test_test_sh_killed_by_the_oom_killer_a_crash_its_own_trap_or_with_no_agent_process_keeps_its_reward(how):
+    """SIGKILL with OOM kills counted (or the count unknown), a fault of test.sh's own (SIGSEGV),
+    SIGTERM (``trap 'kill 0' EXIT`` ends an honest test.sh so), or no process of the agent's to
+    have sent it: test.sh's reward stands."""
     v = decide(ev(report=report(**{"ran_next_to": SERVICE, **how}), reading=ONE))
     assert (v.row, v.broke) == ("scored", None), v
-
-
-def test_test_sh_killed_by_sigterm_next_to_the_agents_process_is_the_agents_zero():
-    v = decide(ev(report=report(ran_next_to=SERVICE, signal=15, oom_kills=None), reading=ONE))
-    assert v.row == "reward-after-test-sh-was-killed" and "SIGTERM" in (v.broke or ""), v

@@ -24,10 +24,10 @@ from tasks_lib.trial.rewards import RewardReading
 from tasks_lib.trial.runner_roles import ROLES
 from tasks_lib.trial.runner_use import RunnerEvidence, RunnerFile
 
-#: signals only a process sends (never the kernel for a fault of test.sh's own), SIGKILL also the
-#: OOM killer's: test.sh ended by one of these, not from tbflow's judge, was ended by a process
-SENT_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 9: "SIGKILL", 10: "SIGUSR1", 12: "SIGUSR2",
-                14: "SIGALRM", 15: "SIGTERM"}
+#: the signals that, ending test.sh not from tbflow's judge, mean another process killed it:
+#: SIGKILL only (not counted by the OOM killer). SIGTERM and its kind also end an honest test.sh
+#: whose ``trap 'kill 0' EXIT`` cleans up its background jobs (bash then dies of its own SIGTERM)
+SENT_SIGNALS = {9: "SIGKILL"}
 #: share of the verifier's wall time the agent's leftover processes spent on the CPU that counts as
 #: starving it (a service answering the tests' requests uses far less)
 CPU_STARVING = 0.5
