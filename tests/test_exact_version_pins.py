@@ -83,3 +83,23 @@ def test_npm_package_validates_version_name_and_integrity():
         with pytest.raises(PackageFetchError):
             NpmPackage("is-number", "7.0.0", integrity=bad_sri)
     assert NpmPackage("@openai/codex", "0.169.0-linux-x64").spec == "@openai/codex@0.169.0-linux-x64"
+
+
+def test_pinned_pi_installs_from_a_lockfile_of_its_whole_tree_not_todays_ranges():
+    """pi's dependencies are ranges: a registry that listed a new AWS SDK release before the versions
+    it needs made every fresh pi install fail (CI, 2026-12-03). The pinned version's tree is locked,
+    every package exact with its integrity, the top one the pin itself."""
+    import json
+
+    from harnesses.cli.pi import LOCKS
+
+    lock = json.loads((LOCKS / f"pi-{PiHarness.version}.package-lock.json").read_text())
+    packages = lock["packages"]
+    assert packages[""]["dependencies"] == {"@mariozechner/pi-coding-agent": PiHarness.version}
+    top = packages["node_modules/@mariozechner/pi-coding-agent"]
+    assert (top["version"], top["integrity"]) == (PiHarness.version, PiHarness.integrity)
+    tree = {path: meta for path, meta in packages.items() if path}
+    assert len(tree) > 100
+    for path, meta in tree.items():
+        assert check_exact_version("pi", meta["version"]) == meta["version"], path
+        assert meta["integrity"].startswith("sha512-"), path

@@ -6,10 +6,12 @@ pi is a Node program, not a single executable, so its bundle is its whole ``node
 The tree comes from ``npm install --ignore-scripts`` (no install scripts run on the host) for
 linux/x64/glibc. tbflow checks the top package's integrity against its pin itself; npm checks
 every tarball of the tree against the integrity in the registry's metadata, the same source
-``npm view`` would give, so a corrupted download cannot land. What it does *not* give is a
-frozen tree: pi's own dependencies are ranges, so a cache miss on another day may resolve newer
-patch releases. The resolved tree (each package's version and integrity) is therefore recorded,
-as a digest, in the bundle's provenance; the cache keeps the first tree resolved.
+``npm view`` would give, so a corrupted download cannot land. pi's own dependencies are ranges,
+so the pinned version installs from a lockfile of its whole tree (``locks/``): the tree tbflow
+was tested with, not what the ranges resolve to today (a registry that listed a new AWS SDK
+release before the versions it needs made a fresh install fail). Another version resolves its
+ranges. The tree (each package's version and integrity) is recorded, as a digest, in the
+bundle's provenance; the cache keeps the first tree installed.
 
 Per trial, ``models.json`` (the gateway as an ``openai-completions`` provider whose ``apiKey``
 names the token's environment variable, not the token) is written into ``PI_CODING_AGENT_DIR``
@@ -48,6 +50,10 @@ from harnesses.bundles.npm_bundle import (BundleProvenance, IntegrityMismatchErr
 PACKAGE = "@mariozechner/pi-coding-agent"
 CLI_JS = f"node_modules/{PACKAGE}/dist/cli.js"
 #: npm's --os/--cpu/--libc for the container, per host machine
+#: npm lockfiles of the pinned versions' whole trees (npm's own format, v3): installed from one,
+#: a bundle is the tree tbflow was tested with, not whatever the dependencies' ranges resolve to
+#: today (a registry that lists a package before the versions it needs broke a fresh install)
+LOCKS = Path(__file__).parent / "locks"
 NPM_PLATFORM = {"x86_64": ["--os", "linux", "--cpu", "x64", "--libc", "glibc"]}
 CONTEXT_TOKENS = 200_000
 OUTPUT_TOKENS = 32_000
@@ -88,8 +94,16 @@ class PiHarness(CliHarness):
 
     def _fill(self, tmp: Path, pkg: NpmPackage, integrity: str, node_dir: Path,
               platform_flags: list[str]) -> list[BundleProvenance]:
+        lock = LOCKS / f"pi-{self.version}.package-lock.json"
+        locked = self.uses_pinned_version and lock.is_file()
+        if locked:  # the tree as resolved and tested, whatever the registry published since
+            (tmp / "package.json").write_text(json.dumps(json.loads(lock.read_text())["packages"][""]))
+            shutil.copyfile(lock, tmp / "package-lock.json")
         run_npm(["install", "--prefix", str(tmp), "--ignore-scripts", "--no-audit", "--no-fund", "--no-save",
-                 "--no-bin-links", "--loglevel", "error", *platform_flags, pkg.spec], tmp, f"installing {pkg.spec}")
+                 "--no-bin-links", "--loglevel", "error", *platform_flags, *([] if locked else [pkg.spec])],
+                tmp, f"installing {pkg.spec}")
+        for name in ("package.json", "package-lock.json"):
+            (tmp / name).unlink(missing_ok=True)
         tree = self._check_tree(tmp, integrity)
         link_or_copy(node_dir / "bin" / "node", tmp / "node" / "bin" / "node")
         self._check_runs(tmp)
