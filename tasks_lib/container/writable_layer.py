@@ -163,7 +163,7 @@ class WritableLayer:
         side)."""
         if e.host is None or e.change != "changed" or e.type not in ("file", "symlink"):
             return False
-        low = next((d + e.path for d in self.lowers if os.path.lexists(d + e.path)), None)
+        low = self._topmost(e.path)
         if low is None or not self.in_image(e.path):
             return False
         try:
@@ -180,12 +180,14 @@ class WritableLayer:
         self._compared += a.st_size
         return _same_bytes(e.host, low)
 
+    def _topmost(self, path: str) -> str | None:
+        """Where the topmost image layer that has ``path`` holds it (whiteouts not looked at)."""
+        return next((low + path for low in self.lowers if os.path.lexists(low + path)), None)
+
     def read_image(self, path: str, limit: int = 65536) -> bytes | None:
         """The first ``limit`` bytes of the image's version of ``path`` (its topmost layer's)."""
-        for low in self.lowers:
-            if os.path.lexists(low + path):
-                return _read_bounded(low + path, limit)
-        return None
+        low = self._topmost(path)
+        return None if low is None else _read_bounded(low, limit)
 
     def scan(self) -> LayerScan:
         """Every change, from the upper directory (or ``docker diff`` where it cannot be read), by

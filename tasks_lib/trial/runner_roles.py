@@ -112,8 +112,8 @@ def role_of(c: Change, ctx: ImageContext, head: Head, image_head: Head = lambda:
     if c.type == "dir" or (c.type == "symlink" and c.path in ctx.path_dirs):
         return "path-dir" if c.path in ctx.path_dirs and c.type != "dir" else None
     name = c.path.rsplit("/", 1)[-1]
-    if c.change == "added" and "/__pycache__/" in c.path and name.endswith(".pyc"):
-        return _bytecode_role(c, name, ctx, head)
+    if c.change == "added" and bytecode_source(c.path) is not None:
+        return _bytecode_role(c, ctx, head)
     if _sourced(c, ctx):  # before the commands: ~/.local/bin/env is sourced, not run
         return None if shell_file_is_benign(head(), image_head() if c.change == "changed" else None) \
             else "shell-startup"
@@ -124,11 +124,19 @@ def role_of(c: Change, ctx: ImageContext, head: Head, image_head: Head = lambda:
     return _config_role(c, ctx)
 
 
-def _bytecode_role(c: Change, name: str, ctx: ImageContext, head: Head) -> Role | None:
+def bytecode_source(path: str) -> str | None:
+    """The source a ``__pycache__`` bytecode file caches (``.../__pycache__/m.cpython-311.pyc`` ->
+    ``.../m.py``); None for any other path."""
+    if "/__pycache__/" not in path or not path.endswith(".pyc"):
+        return None
+    return f"{path.split('/__pycache__/')[0]}/{path.rsplit('/', 1)[-1].split('.')[0]}.py"
+
+
+def _bytecode_role(c: Change, ctx: ImageContext, head: Head) -> Role | None:
     """A ``__pycache__`` file is loaded only in place of its source, so it plays its source's
     role: none when the source is the image's (any honest Python run writes these caches, and a
     cache without a source is never loaded), the source's when the agent planted the source."""
-    source = f"{c.path.split('/__pycache__/')[0]}/{name.split('.')[0]}.py"
+    source = bytecode_source(c.path) or ""
     change = ctx.changes.get(source)
     if change not in ("added", "changed"):
         return None

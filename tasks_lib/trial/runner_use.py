@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, link_target, read_head, uses_since
-from tasks_lib.trial.runner_roles import PY_SUFFIX, ROLES, Change, ImageContext, Role, role_of
+from tasks_lib.trial.runner_roles import PY_SUFFIX, ROLES, Change, ImageContext, Role, bytecode_source, role_of
 
 SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/lib/", "/lib64/",
                "/usr/lib/", "/usr/lib64/", "/usr/local/lib/", "/root/.local/")
@@ -210,10 +210,8 @@ def _recompiled(path: str, entries: list[Entry]) -> bool:
     """Bytecode of an image module that changed in the same reading: whichever Python imports the
     changed module writes it (test.sh's, typically), so its bytes say nothing of who changed the
     module; counted, they let a daemon that swaps a module hide its writes behind test.sh's."""
-    if "/__pycache__/" not in path or not path.endswith(".pyc"):
-        return False
-    source = f"{path.split('/__pycache__/')[0]}/{path.rsplit('/', 1)[-1].split('.')[0]}.py"
-    return any(e.path == source and e.change == "changed" for e in entries)
+    source = bytecode_source(path)
+    return source is not None and any(e.path == source and e.change == "changed" for e in entries)
 
 
 def _stat(e: Entry) -> tuple[int, int, int]:
