@@ -232,7 +232,7 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
 
 
 def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool) -> None:
-    if not wait_for_engine():  # an engine restarting: queued trials wait for it instead of failing
+    if not wait_for_engine(recent_ok=True):  # an engine restarting: queued trials wait for it instead of failing
         raise ContainerError("docker", f"the Docker engine did not answer for {ENGINE_WAIT_SEC:g}s")
     task_ = load_task(Path(spec.task_path))
     if spec.force_build:

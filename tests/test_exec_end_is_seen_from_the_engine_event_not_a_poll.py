@@ -82,6 +82,29 @@ def test_the_engine_reports_a_trial_containers_exec_end_to_the_waiter(docker_rea
         with ENGINE_EVENTS.exec_end(exec_id) as ended:
             docker_ready.api.exec_start(exec_id)
             assert ended.woken is not None and ended.woken.wait(120), "no exec_die for the exec"
+            assert ended.exit_code() == 7, "the engine's exec_die names the exit code (Docker 25 and later)"
         assert docker_ready.api.exec_inspect(exec_id)["ExitCode"] == 7
     finally:
         box.remove(force=True)
+
+
+def test_the_events_exit_code_ends_a_wait_without_asking_the_engine_again():
+    """Two ``exec_inspect`` calls an exec (the first look at a command just started, the last at its
+    end) were ~3 Docker calls a trial for what the engine's ``exec_die`` already says."""
+    record = _following()
+    die = _exec_die("e5")
+    die["Actor"]["Attributes"]["exitCode"] = "7"
+    with record.exec_end("e5") as ended:
+        assert ended.exit_code() is None
+        record._keep(die)
+        assert ended.exit_code() == 7
+
+
+def test_an_event_without_an_exit_code_leaves_the_look_as_the_authority():
+    record = _following()
+    die = _exec_die("e6")
+    del die["Actor"]["Attributes"]["exitCode"]  # an engine before Docker 25
+    record._keep(die)
+    with record.exec_end("e6") as ended:
+        ended.pause(3600)  # still woken at once
+        assert ended.exit_code() is None

@@ -89,28 +89,39 @@ def _unavailable_message(exc: BaseException) -> str:
 
 
 _down_since: float | None = None
+_answered_at = float("-inf")
+#: how long an answer counts for a trial about to start (``recent_ok``): at 4 trials at a time a
+#: trial starts about every 0.2 s, each of which pinged the engine (1.1 Docker calls a trial)
+ANSWER_FRESH_SEC = 1.0
 
 
-def wait_for_engine(max_wait: float = ENGINE_WAIT_SEC, poll: float = 0.5) -> bool:
+def wait_for_engine(max_wait: float = ENGINE_WAIT_SEC, poll: float = 0.5, *, recent_ok: bool = False) -> bool:
     """True as soon as the engine answers a ping (at once when it is up, ~2 ms); False once it
     has not answered for ``max_wait`` seconds.
 
     The outage is timed from when any thread first saw it, so a job whose engine is gone for good
     stops waiting trial by trial and records the rest at once, while a restart of a few seconds
     only pauses the trials (those in flight retry, queued ones start when it is back).
+    ``recent_ok``: a ping answered in the last ``ANSWER_FRESH_SEC`` counts (a trial about to start;
+    an outage since then fails its first call, which retries the trial as any engine error does);
+    after a failure the engine is always asked again.
     """
-    global _down_since
+    global _down_since, _answered_at
+    if recent_ok and time.monotonic() - _answered_at < ANSWER_FRESH_SEC:
+        return True
     while True:
         try:
             get_client().ping()
             with _lock:
                 _down_since = None
+                _answered_at = time.monotonic()
             return True
         except (*DOCKER_ERRORS, DockerUnavailableError):
             pass
         with _lock:
             if _down_since is None:
                 _down_since = time.monotonic()
+            _answered_at = float("-inf")
             waited = time.monotonic() - _down_since
         if waited >= max_wait:
             return False

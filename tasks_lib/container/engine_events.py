@@ -78,7 +78,9 @@ class EngineEvents:
         self._arrivals = itertools.count()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
-        self._exec_ended: dict[str, None] = {}  # insertion-ordered: the oldest is dropped first
+        #: exec id -> its exit code as the engine's event gives it (None if it gives none);
+        #: insertion-ordered, the oldest dropped first
+        self._exec_ended: dict[str, int | None] = {}
         self._exec_waiters: dict[str, threading.Event] = {}
 
     def watch(self) -> None:
@@ -116,14 +118,20 @@ class EngineEvents:
         def forget() -> None:
             with self._lock:
                 self._exec_waiters.pop(exec_id, None)
-        return ExecEnd(woken, forget)
+
+        def exit_code() -> int | None:
+            with self._lock:
+                return self._exec_ended.get(exec_id)
+        return ExecEnd(woken, forget, exit_code)
 
     def _exec_died(self, event: dict) -> None:
-        exec_id = str((event.get("Actor") or {}).get("Attributes", {}).get("execID") or "")
+        attributes = (event.get("Actor") or {}).get("Attributes") or {}
+        exec_id = str(attributes.get("execID") or "")
         if not exec_id:
             return
+        code = str(attributes.get("exitCode", ""))
         with self._lock:
-            self._exec_ended[exec_id] = None
+            self._exec_ended[exec_id] = int(code) if code.lstrip("-").isdigit() else None
             if len(self._exec_ended) > EXEC_ENDS_KEPT:
                 del self._exec_ended[next(iter(self._exec_ended))]
             if (woken := self._exec_waiters.get(exec_id)) is not None:
@@ -169,16 +177,24 @@ class ExecEnd:
 
     Polling alone cost a Docker call every 0.25 s for as long as an agent ran and found a quick
     command's end up to half its run late; the event makes the end seen at once, and the looks
-    rarer. The look stays the authority (an event can be missed while the stream reconnects)."""
+    rarer. The event's exit code (Docker 25 and later put it in ``exec_die``) is the engine's
+    own record of the exec, as a look would read it, so a poller takes it without asking again
+    (two Docker calls fewer per exec). Without it the look stays the authority: an event can be
+    missed while the stream reconnects, and an older engine's event names no code."""
 
     woken: threading.Event | None
     forget: Callable[[], None]
+    _exit_code: Callable[[], int | None] = lambda: None
     _fired: bool = False
 
     @property
     def live(self) -> bool:
         """Whether the engine's events wake this pause (else it is plain time)."""
         return self.woken is not None
+
+    def exit_code(self) -> int | None:
+        """The exec's exit code from the engine's ``exec_die`` event, once that came with one."""
+        return self._exit_code()
 
     def pause(self, seconds: float) -> None:
         """Wait ``seconds``, or until the exec's end is reported; that wakes one pause only, so a

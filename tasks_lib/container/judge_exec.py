@@ -161,6 +161,8 @@ def exit_code(exec_id: str, until: float) -> int | None:
     delay = POLL_START_SEC
     with ENGINE_EVENTS.exec_end(exec_id) as ended:  # woken by the engine's exec_die (engine_events)
         while True:
+            if (code := ended.exit_code()) is not None:  # the engine's event had it: no look needed
+                return code
             try:
                 info = api.exec_inspect(exec_id)
             except DOCKER_ERRORS:
