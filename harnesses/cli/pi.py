@@ -49,11 +49,11 @@ from harnesses.bundles.npm_bundle import (BundleProvenance, IntegrityMismatchErr
 
 PACKAGE = "@mariozechner/pi-coding-agent"
 CLI_JS = f"node_modules/{PACKAGE}/dist/cli.js"
-#: npm's --os/--cpu/--libc for the container, per host machine
 #: npm lockfiles of the pinned versions' whole trees (npm's own format, v3): installed from one,
 #: a bundle is the tree tbflow was tested with, not whatever the dependencies' ranges resolve to
 #: today (a registry that lists a package before the versions it needs broke a fresh install)
 LOCKS = Path(__file__).parent / "locks"
+#: npm's --os/--cpu/--libc for the container, per host machine
 NPM_PLATFORM = {"x86_64": ["--os", "linux", "--cpu", "x64", "--libc", "glibc"]}
 CONTEXT_TOKENS = 200_000
 OUTPUT_TOKENS = 32_000

@@ -260,15 +260,15 @@ class Sandbox:
         timed_out = False
         with ENGINE_EVENTS.exec_end(exec_id) as ended:  # woken by the engine's exec_die (engine_events)
             longest = EVENT_POLL_MAX_SEC if ended.live else POLL_MAX_SEC
-            look = not ended.live  # with the engine's events the first look waits: a command just started runs
+            if ended.live:  # a command just started runs: the first look waits for its end or a pause
+                ended.pause(delay)
             while True:
                 if (code := ended.exit_code()) is not None:  # the engine's exec_die said it (ExecEnd)
                     return ExecResult(code, timed_out, time.monotonic() - start)
                 try:
-                    info = _retry_transient(api.exec_inspect)(exec_id) if look else {"Running": True}
+                    info = _retry_transient(api.exec_inspect)(exec_id)
                 except DOCKER_ERRORS as exc:
                     raise ContainerError(stage, f"lost track of the command: {exc}") from exc
-                look = True
                 if not info.get("Running") and info.get("ExitCode") is not None:
                     return ExecResult(info.get("ExitCode"), timed_out, time.monotonic() - start)
                 interrupts.check()
