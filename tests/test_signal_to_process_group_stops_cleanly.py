@@ -29,7 +29,10 @@ def test_signal_to_group_ends_with_summary_and_exit_code(docker_ready, tmp_path,
     make_task(ds, "a-quick")
     make_task(ds, "b-slow", solve="sleep 900\n", agent_timeout=900)  # slow on purpose: still running when signalled
     jobs = tmp_path / "jobs"
-    proc = subprocess.Popen([*TBFLOW, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j", "--order", "name"], cwd=ROOT,
+    # two slots: a trial whose image is present starts before one whose image the build lane makes
+    # (trial_runner); with one, the slow trial took the slot first and the quick one never ran
+    proc = subprocess.Popen([*TBFLOW, "run", str(ds), "--jobs-dir", str(jobs), "--job-name", "j", "--order", "name",
+                             "--concurrency", "2"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, preexec_fn=_ignore_sigint)
     try:
