@@ -201,6 +201,9 @@ def _run_job(p: JobPlan, logger) -> JobResult:
         listener.order_planned(p.order)
     for pr in p.dataset.problems:
         logger.warning("task %s not run: %s: %s", pr.name, pr.where, readable(pr.message))
+    for t in p.dataset.tasks:
+        for note in t.notes:
+            logger.warning("task %s: %s", t.name, readable(note))
     unfinished: list[str] = []
     model_apis = p.model_wire_apis()
     try:

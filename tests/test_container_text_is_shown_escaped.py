@@ -120,12 +120,14 @@ def test_terminal_summary_table_shows_escapes_and_no_markup(capsys, monkeypatch)
     monkeypatch.setenv("COLUMNS", "400")
     result = SimpleNamespace(records=_records(), job_name="demo-job", unfinished=[], job_dir="/jobs/demo-job",
                              location=None, task_problems=[SimpleNamespace(name=f"t{CLEAR}", where="task.toml",
-                                                                           message=f"[/] bad {OSC52}")])
+                                                                           message=f"[/] bad {OSC52}")],
+                             task_notes=[SimpleNamespace(name="t", where="task.toml", message=f"k{CLEAR}: unknown")])
     print_results(result)
     out = capsys.readouterr().out
     _no_raw(out)
     assert SHOWN[CLEAR] in out and SHOWN[OSC8] in out and f"{MARKUP}\\n…" in out  # cut at 160 characters
     assert f"task not loaded t{SHOWN[CLEAR]}: task.toml: [/] bad {SHOWN[OSC52]}" in out
+    assert f"task note t: k{SHOWN[CLEAR]}: unknown" in out  # a key name is the task author's text
 
 
 def test_tbflow_report_prints_no_raw_escape_in_any_format(job_dir):

@@ -35,7 +35,7 @@ def test_a_harness_with_no_scored_trial_says_so_instead_of_a_number():
 
 def test_printed_results_never_show_a_mean_over_both_harnesses(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
-    result = SimpleNamespace(job_name="j", records=_records(), task_problems=[], unfinished=[], job_dir="/x",
+    result = SimpleNamespace(job_name="j", records=_records(), task_problems=[], task_notes=[], unfinished=[], job_dir="/x",
                              location=None)
     print_results(result)
     out = capsys.readouterr().out

@@ -17,7 +17,7 @@ LONG_REASON = "no reward file written: " + " ".join(f"/logs/verifier/path-number
 
 def _printed(capsys, monkeypatch, records) -> str:
     monkeypatch.setenv("COLUMNS", "80")
-    print_results(SimpleNamespace(job_name="j", records=records, task_problems=[], unfinished=[], job_dir="/x",
+    print_results(SimpleNamespace(job_name="j", records=records, task_problems=[], task_notes=[], unfinished=[], job_dir="/x",
                                   location=None))
     return capsys.readouterr().out
 

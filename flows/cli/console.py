@@ -124,6 +124,8 @@ def print_results(result) -> None:
                   f"(see error.txt in each; resume runs them again): {', '.join(errors)}")
     for p in result.task_problems:
         out.print(Text.assemble(("task not loaded", "yellow"), " ", _plain(f"{p.name}: {p.where}: {p.message}")))
+    for p in result.task_notes:
+        out.print(Text.assemble(("task note", "yellow"), " ", _plain(f"{p.name}: {p.message}")))
     if result.unfinished:
         out.print(f"[yellow]not recorded[/yellow]: {', '.join(result.unfinished)} (run again with "
                   f"--job-name {result.job_name} to finish them)")

@@ -29,6 +29,8 @@ def job_record(p: JobPlan) -> JobRecord:
         ended_at=p.previous.ended_at if p.previous else None,
         trial_ids=[s.trial_id for s in p.specs], identity=p.identity, identity_digest=p.identity.digest,
         task_problems=[TaskProblemRecord(**pr.model_dump()) for pr in p.dataset.problems],
+        task_notes=[TaskProblemRecord(name=t.name, where=str(t.path / "task.toml"), message=note)
+                    for t in p.dataset.tasks for note in t.notes],
     )
 
 

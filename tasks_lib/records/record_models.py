@@ -320,5 +320,7 @@ class JobRecord(BaseModel):
     #: per model harness: the packages its bundle was built from (name, version, integrity)
     harness_provenance: dict[str, list[dict]] = Field(default_factory=dict)
     task_problems: list[TaskProblemRecord] = Field(default_factory=list)
+    #: keys of the run tasks' task.toml that neither Harbor's schema nor tbflow knows (ignored, shown)
+    task_notes: list[TaskProblemRecord] = Field(default_factory=list)
     #: the start order of the trials this run of the job started (rewritten by each run)
     order: TrialOrder | None = None

@@ -84,6 +84,7 @@ def build_results(job_record: JobRecord, trial_records: Iterable[TrialRecord], j
         trials=trials,
         tasks=tasks,
         task_problems=list(job_record.task_problems),
+        task_notes=list(job_record.task_notes),
         missing_trial_ids=[t for t in job_record.trial_ids if t not in recorded],
         unreadable_records=[UnreadableRecord(path=p, message=m) for p, m in unreadable],
     )

@@ -187,6 +187,8 @@ class Results(BaseModel):
     tasks: list[TaskResult]
     task_problems: list[TaskProblemRecord] = Field(default_factory=list,
                                                    description="Tasks that could not be loaded; never run.")
+    task_notes: list[TaskProblemRecord] = Field(
+        default_factory=list, description="Keys of a run task's task.toml that no schema knows; ignored.")
     missing_trial_ids: list[str] = Field(default_factory=list,
                                          description="Planned trials without a record (interrupted or not run).")
     unreadable_records: list[UnreadableRecord] = Field(default_factory=list)

@@ -15,9 +15,11 @@ from pydantic import BaseModel, ValidationError
 
 from tasks_lib.path_hint import missing_dir_message
 from tasks_lib.errors import InputError, TaskFormatError
+from tasks_lib.task.key_check import check_keys, shown_key
 from tasks_lib.task.task_model import Task, TaskConfig
 
-REQUIRED = ("task.toml", "instruction.md", "environment", "tests/test.sh")
+REQUIRED = ("instruction.md", "environment", "tests/test.sh")
+COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 
 
 class TaskProblem(BaseModel):
@@ -49,29 +51,42 @@ def looks_like_task(path: Path) -> bool:
 
 
 def load_task(path: Path) -> Task:
-    """Load one task directory or raise ``TaskFormatError`` naming the file and field."""
+    """Load one task directory or raise ``TaskFormatError`` naming the file and field.
+
+    Order matters for the message a user gets: the TOML first, then what its keys ask for (a
+    key tbflow cannot honour is the reason, even when files are missing because of it: a
+    multi-step task has no top-level instruction.md), then compose, then the required files.
+    """
     path = path.resolve()
-    for rel in REQUIRED:
-        if not (path / rel).exists():
-            raise TaskFormatError(str(path / rel), "missing (a Terminal-Bench 2.x task needs it)")
-    env_dir = path / "environment"
-    has_dockerfile = (env_dir / "Dockerfile").is_file()
     toml_path = path / "task.toml"
+    if not toml_path.is_file():
+        raise TaskFormatError(str(toml_path), "missing (a Terminal-Bench task needs it)")
     try:
         raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TaskFormatError(str(toml_path), f"not valid TOML: {exc}") from exc
+    verdicts = check_keys(raw)
+    if verdicts.refusals:
+        first = verdicts.refusals[0]
+        raise TaskFormatError(f"{toml_path} {shown_key(first.key)}",
+                              "refused: " + "; ".join(r.text() for r in verdicts.refusals))
+    env_dir = path / "environment"
+    compose = [env_dir / n for n in COMPOSE_FILES if (env_dir / n).exists()]
+    if compose:
+        raise TaskFormatError(str(compose[0]), "refused: compose environments (sidecars, overrides of how "
+                                               "'main' is built) are not supported yet; without them the "
+                                               "task would run as something else")
+    for rel in REQUIRED:
+        if not (path / rel).exists():
+            raise TaskFormatError(str(path / rel), "missing (a Terminal-Bench task needs it)")
     try:
         config = TaskConfig.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = f"{toml_path} {_field_name(err['loc'])}"
         raise TaskFormatError(where, err["msg"]) from exc
-    if not has_dockerfile and not config.environment.docker_image:
-        compose = any((env_dir / n).exists() for n in ("docker-compose.yaml", "docker-compose.yml"))
-        why = ("docker-compose environments are not supported; add a Dockerfile"
-               if compose else "no Dockerfile and no [environment] docker_image")
-        raise TaskFormatError(str(env_dir / "Dockerfile"), why)
+    if not (env_dir / "Dockerfile").is_file() and not config.environment.docker_image:
+        raise TaskFormatError(str(env_dir / "Dockerfile"), "no Dockerfile and no [environment] docker_image")
     instruction = (path / "instruction.md").read_text(encoding="utf-8", errors="replace")
     return Task(
         name=path.name,
@@ -79,6 +94,8 @@ def load_task(path: Path) -> Task:
         config=config,
         instruction=instruction,
         has_solution=(path / "solution" / "solve.sh").is_file(),
+        notes=[f"{shown_key(k)}: not a key of Harbor 0.26's task schema nor of tbflow's; ignored"
+               for k in verdicts.unknown],
     )
 
 

@@ -1,17 +1,18 @@
-"""Pydantic models of a Terminal-Bench 2.x task (``task.toml`` and the files around it).
+"""Pydantic models of a Terminal-Bench task (``task.toml`` and the files around it).
 
-Both schema markers are accepted: TB 2.0's ``version = "1.0"`` and TB 2.1's
-``schema_version = "1.1"``. Parsing is lenient about keys tbflow does not use (free-form
-``[metadata]``, newer Harbor keys) but strict about values it must honour: a wrong type, a
-negative timeout or a GPU request is an error that names the file and the field, because running a
-task under other limits than it asks for would make its score meaningless.
+Both schema markers are accepted: TB 2.0's ``version = "1.0"`` and later ``schema_version``
+(Harbor 0.26 writes ``"1.4"``). What a key *asks for* is judged before these models are built
+(``key_check`` against ``key_rules``: honoured or refused by name, unknown keys reported), so the
+models only carry what tbflow acts on, and are strict about those values: a wrong type or a
+negative timeout names the file and the field, because running a task under other limits than it
+asks for would make its score meaningless.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -65,6 +66,9 @@ class EnvironmentConfig(BaseModel):
     storage_mb: int | None = Field(default=None, gt=0)
     gpus: int = Field(default=0, ge=0)
     allow_internet: bool = True
+    #: Harbor's baseline policy; ``no-network`` is TB 2.x's ``allow_internet = false`` (key_rules
+    #: refuses ``allowlist``). When set it decides, as in Harbor.
+    network_mode: Literal["public", "no-network", "allowlist"] | None = None
     workdir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
 
@@ -80,12 +84,12 @@ class EnvironmentConfig(BaseModel):
                     data[field] = _size_to_mb(raw) if isinstance(raw, str) else raw
         return data
 
-    @field_validator("gpus")
-    @classmethod
-    def _no_gpus(cls, v: int) -> int:
-        if v > 0:
-            raise ValueError("tbflow runs tasks on CPU only; a task asking for GPUs cannot be honoured")
-        return v
+    @model_validator(mode="after")
+    def _network_policy(self) -> "EnvironmentConfig":
+        """``network_mode``, when the task sets it, overrides the legacy ``allow_internet``."""
+        if self.network_mode is not None:
+            self.allow_internet = self.network_mode == "public"
+        return self
 
     @field_validator("workdir")
     @classmethod
@@ -116,13 +120,6 @@ class TaskConfig(BaseModel):
             data["schema_version"] = str(data.pop("version"))
         return data
 
-    @model_validator(mode="after")
-    def _no_multi_step(self) -> "TaskConfig":
-        extra = self.model_extra or {}
-        if "steps" in extra:
-            raise ValueError("multi-step tasks ('steps') are not supported by tbflow")
-        return self
-
 
 class Task(BaseModel):
     """A loaded task directory: its config plus what tbflow needs from the files."""
@@ -132,6 +129,8 @@ class Task(BaseModel):
     config: TaskConfig
     instruction: str
     has_solution: bool
+    #: keys of task.toml that neither Harbor's schema nor tbflow knows (shown and recorded, never used)
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def environment_dir(self) -> Path:
