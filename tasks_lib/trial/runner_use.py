@@ -22,7 +22,16 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, link_target, read_head, uses_since
-from tasks_lib.trial.runner_roles import PY_SUFFIX, ROLES, Change, ImageContext, Role, bytecode_source, role_of
+from tasks_lib.trial.runner_roles import (
+    HEAD_LIMIT,
+    PY_SUFFIX,
+    ROLES,
+    Change,
+    ImageContext,
+    Role,
+    bytecode_source,
+    role_of,
+)
 
 SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/lib/", "/lib64/",
                "/usr/lib/", "/usr/lib64/", "/usr/local/lib/", "/root/.local/")
@@ -103,7 +112,9 @@ def _roles(entries: list[Entry], ctx: ImageContext, layer: WritableLayer) -> dic
             continue
         if e.path.startswith("/logs/") and e.type != "fifo":
             continue
-        role = role_of(_change(e), ctx, partial(read_head, e), partial(layer.read_image, e.path))
+        # one byte past what the rules judge, so a longer file shows as such (runner_roles.HEAD_LIMIT)
+        role = role_of(_change(e), ctx, partial(read_head, e, HEAD_LIMIT + 1),
+                       partial(layer.read_image, e.path, HEAD_LIMIT + 1))
         if role is not None:
             out[e.path] = (e, role)
     return out
