@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, link_target, read_head, uses_since
+from tasks_lib.text_clean import escaped_name
 from tasks_lib.trial.runner_roles import (
     HEAD_LIMIT,
     PY_SUFFIX,
@@ -93,11 +94,6 @@ class RunnerWatch:
     counted_ns: int | None = None
     #: paths left out of ``roles``: the image's own file, only copied up (``same_as_image``)
     copies: frozenset[str] = frozenset()
-
-
-def shown(path: str) -> str:
-    """A path from the layer (undecodable bytes kept as surrogates) as text: odd bytes as ``\\xNN``."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _change(e: Entry) -> Change:
@@ -193,9 +189,10 @@ def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked
         used = None if use is None else (use.used and not (use.changed_after and not theirs)) or during
         if used and role == "shadow-module" and path.endswith(".py") and not _imported(e, w):
             used = False  # read, but not imported in place of the standard library's (e.g. run as a script)
-        files.append(RunnerFile(path=shown(path), change=e.change, role=role, used=used, during=during))
-    ev = RunnerEvidence(source=w.scan.source, problem=w.scan.problem, incomplete=w.scan.incomplete, files=files,
-                        deleted_system=[shown(p) for p in w.scan.deleted_under(SYSTEM_DIRS) if p not in ENGINE_FILES],
+        files.append(RunnerFile(path=escaped_name(path), change=e.change, role=role, used=used, during=during))
+    problem = None if w.scan.problem is None else escaped_name(w.scan.problem)  # names the path it could not read
+    ev = RunnerEvidence(source=w.scan.source, problem=problem, incomplete=w.scan.incomplete, files=files,
+                        deleted_system=[escaped_name(p) for p in w.scan.deleted_under(SYSTEM_DIRS) if p not in ENGINE_FILES],
                         written_bytes=sum(e.size for e in w.scan.entries if e.type == "file")
                         if w.scan.source == "upperdir" else None, same_as_image=len(w.copies))
     if w.layer.upper is not None:  # always: a daemon may plant, and exit, before tbflow's judge lists it
@@ -268,7 +265,7 @@ def _planted_during(w: RunnerWatch, agent_wrote: int | None) -> list[RunnerFile]
             used: bool | None = (st.st_atime_ns > st.st_mtime_ns or stat.S_ISFIFO(st.st_mode)) or None
         except OSError:
             used = None
-        out.append(RunnerFile(path=shown(e.path), change=e.change, role=role, used=used, during=True))
+        out.append(RunnerFile(path=escaped_name(e.path), change=e.change, role=role, used=used, during=True))
     return out
 
 
