@@ -5,6 +5,8 @@ it is flagged instead, with the evidence in ``verifier/tampering.txt``:
 
 * a ``reward.*`` entry (of any type) that was already there before the verifier started (the
   agent made it; the judge removed it before ``test.sh``),
+* anything else left in ``/logs/verifier`` before the verifier started (a deep tree, thousands of
+  files: the judge's note counts them and names the first; the directory is set aside whole),
 * what the judge found broken and repaired as root (``/logs``, ``/logs/verifier``, the task's
   workdir, ``/tmp``, ``/dev/null`` and the other standard devices),
 * a reward file or ``test-stdout.txt`` that differs, at download time, from what the judge saw
