@@ -82,3 +82,21 @@ def test_entry_points_longer_than_what_tbflow_reads_is_a_pytest_hook():
 @pytest.mark.parametrize("line", [b"A=" + b'"' * 60000, b"export " + b" " * 60000 + b"x", b"case \":" + b"$" * 60000])
 def test_hostile_shell_lines_are_judged_quickly(line):
     assert shell_file_is_benign(line + b"\n") in (True, False)
+
+
+DEEP_PYPROJECT = ("python3 -c \"open('/app/pyproject.toml', 'w').write("
+                  "'[tool.pytest.ini_options]\\nx = ' + '[' * 30000 + ']' * 30000 + '\\n')\"\n")
+
+
+@pytest.mark.docker
+def test_deep_pyproject_toml_the_verifier_read_is_scored_and_flagged_not_an_error(run_job, tmp_path):
+    """End to end: the trial with the agent's deep ``pyproject.toml`` ended with status error; now
+    it is scored on test.sh's reward, and the file (read by test.sh) fails the gate."""
+    from task_factory import make_task, record_of
+
+    make_task(tmp_path / "ds", "deep-pyproject", solve=DEEP_PYPROJECT,
+              test_sh="#!/bin/bash\ncat /app/pyproject.toml > /dev/null\necho 1 > /logs/verifier/reward.txt\n")
+    rec = record_of(run_job(tmp_path / "ds"), "deep-pyproject")
+    assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (rec.validity, rec.flags)
+    (flag,) = [f for f in rec.flags if f.kind == "toolchain-changed"]
+    assert "/app/pyproject.toml" in flag.message, flag
