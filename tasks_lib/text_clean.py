@@ -12,8 +12,10 @@ The escapes are not themselves escaped (a ``\\`` stays a ``\\``), so ``visible``
 text rendered twice (a log tail kept in results.json, then put in junit.xml) reads the same.
 
 Records keep the text as it came (``ContainerText`` only makes it serialisable); escaping happens
-when it is shown. The one exception is Prefect's UI (``clean_text``, ``one_line``): there terminal
+when it is shown. One exception is Prefect's UI (``clean_text``, ``one_line``): there terminal
 colour codes were noise in a one-line state message (issue 10) and are dropped, the rest escaped.
+The other is file names in evidence files and flag messages (``escaped_name``): evidence is plain
+text read with ``cat``, so names are stored escaped there (issue 38).
 """
 
 from __future__ import annotations
@@ -95,6 +97,15 @@ def _escaped(value: object) -> object:
     if isinstance(value, str):
         return _SURROGATE.sub(_byte_or_code, value)
     return value
+
+
+def escaped_name(text: str) -> str:
+    """A file name (or a line naming files) from the container as tbflow stores it in an evidence
+    file or a flag's message: undecodable bytes as ``\\xNN`` (as ``ContainerText``), every other
+    character ``visible`` escapes shown as an escape, newlines too. A name holds any bytes but
+    ``/`` and NUL: stored raw, ``cat`` of the evidence would act on its ``ESC]52`` and a newline in
+    it would forge a line of its own (issue 38). Idempotent, like ``visible``."""
+    return visible(_SURROGATE.sub(_byte_or_code, text))
 
 
 #: text that came out of the container (names, command lines): always serialisable

@@ -114,7 +114,9 @@ def test_200_prewritten_reward_files_of_64_kib_no_longer_overflow_the_channel_an
 
 @pytest.mark.parametrize("name", ["deep-100", "deep-5000"])
 def test_tree_deeper_than_64_in_logs_verifier_no_longer_blocks_the_fresh_dir_and_zeroes_a_solved_task(judged, name):
-    _solved(judged, name)
+    rec = _solved(judged, name)
+    messages = [f.message for f in rec.flags if f.kind == "tampering"]  # issue 38: it was set aside unflagged
+    assert any(m.startswith("/logs/verifier held 1 entry other than reward.*") for m in messages), rec.flags
     report = _report(judged, name)
     assert report.failure is None and report.files["reward.txt"].data == b"1\n"
     assert report.trash == []  # removed whole within the budget, nothing left beside /logs/verifier

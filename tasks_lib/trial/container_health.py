@@ -31,6 +31,7 @@ from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.errors import EnvironmentFailure
 from tasks_lib.records.record_models import TrialFlag
+from tasks_lib.text_clean import escaped_name
 from tasks_lib.trial.runner_use import EVIDENCE as RUNNER_EVIDENCE
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ def write_broke_evidence(row: str, ev: "VerifierEvidence", trial_dir: Path) -> s
 
 
 def _write(trial_dir: Path, lines: list[str]) -> None:
+    """Each line escaped: they name the agent's files, FIFOs and programs (any bytes)."""
     path = trial_dir / BROKEN_EVIDENCE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(escaped_name(ln) for ln in lines) + "\n", encoding="utf-8")

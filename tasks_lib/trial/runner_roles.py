@@ -10,6 +10,12 @@ that used the agent's subject is the point of the exercise.
 Each role says how a file can steer the runner; ``role_of`` names it from the path, the image
 (what it already had) and, where the name alone cannot tell honest from hostile, the content:
 an editable install's ``.pth`` or a project's benign pytest settings are the task's business.
+
+The content is the agent's: every parser here reads at most ``HEAD_LIMIT`` bytes (the caller
+reads one more, so a longer file shows), and a file it cannot read whole or parse counts against
+the agent (fail closed): the program that reads it (pytest, Python's ``site``, bash) reads all of
+it, so what tbflow did not see may be what steers, and a parser error must never end the trial
+as tbflow's error (issue 38: a ``pyproject.toml`` nested 100000 deep made ``tomllib`` recurse).
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ Role = Literal["loader-preload", "startup-hook", "pytest-hook", "runner-command"
                "runner-library", "shadow-module", "shadow-library", "loader-config", "shell-startup", "tool-config",
                "fifo", "command"]
 Weight = Literal["gate", "hang", "info"]
+#: the bytes of an agent's file the content rules judge; ``head`` returns up to one more, and a
+#: file longer than this is judged as steering (what was not read may be what steers)
+HEAD_LIMIT = 65536
 
 #: role → (weight, what it does to the runner). gate: used by the verifier fails the default gate;
 #: hang: explains a verifier that hung or wrote no reward; info: shown, never held against the agent
@@ -155,7 +164,8 @@ def _hook_role(c: Change, name: str, ctx: ImageContext, head: Callable[[], bytes
     if re.fullmatch(r"conftest(\.cpython-[\w-]+)?\.pyc?", name):
         return "pytest-hook"
     if name == "entry_points.txt":
-        return "pytest-hook" if b"[pytest11]" in (head() or b"") else None
+        data = _whole(head())
+        return "pytest-hook" if data is None or b"[pytest11]" in data else None
     if name in PYTEST_CONFIGS:
         return "pytest-hook" if pytest_config_steers(name, head()) else None
     return None
@@ -233,7 +243,9 @@ def _config_role(c: Change, ctx: ImageContext) -> Role | None:
 def pth_runs_code(data: bytes | None) -> bool:
     """Whether a ``.pth`` file has a line Python executes (``import ...``) other than the ones pip
     and setuptools write for honest installs. Path lines only append to ``sys.path`` (after the
-    standard library and site-packages, so they shadow nothing)."""
+    standard library and site-packages, so they shadow nothing). Unknown or longer than
+    ``HEAD_LIMIT``: code (an ``import`` line can follow the part read)."""
+    data = _whole(data)
     if data is None:
         return True
     for raw in data.decode("utf-8", "replace").splitlines():
@@ -246,31 +258,67 @@ def pth_runs_code(data: bytes | None) -> bool:
 def pytest_config_steers(name: str, data: bytes | None) -> bool:
     """Whether a pytest configuration file sets anything beyond the benign settings (``addopts``,
     ``pythonpath``, ``-p`` plug-ins, ``confcutdir`` can make failing tests pass); a file with no
-    pytest section is not pytest's."""
+    pytest section is not pytest's. One that is unknown, longer than ``HEAD_LIMIT`` or cannot be
+    parsed steers: pytest reads all of it, and stops with a usage error on one it cannot parse."""
+    data = _whole(data)
     if data is None:
         return True
-    text = data.decode("utf-8", "replace")
     try:
-        if name == "pyproject.toml":
-            tool = tomllib.loads(text).get("tool", {})
-            section = tool.get("pytest", {}).get("ini_options") if isinstance(tool.get("pytest"), dict) else None
-            keys = set(section) if isinstance(section, dict) else None
-        else:
-            parser = configparser.ConfigParser(interpolation=None, strict=False)
-            parser.read_string(text)
-            wanted = "tool:pytest" if name == "setup.cfg" else "pytest"
-            keys = set(parser[wanted]) if parser.has_section(wanted) else None
-    except (tomllib.TOMLDecodeError, configparser.Error, UnicodeError, AttributeError):
-        return name in ("pytest.ini", ".pytest.ini")  # pytest reads these whatever they hold
+        keys = _pytest_keys(name, data.decode("utf-8"))
+    except (ValueError, RuntimeError, configparser.Error):  # TOMLDecodeError, UnicodeError; RecursionError
+        return True
     if keys is None:
-        return name in ("pytest.ini", ".pytest.ini")
+        return name in ("pytest.ini", ".pytest.ini")  # pytest reads these whatever they hold
     return bool(keys - BENIGN_PYTEST_KEYS)
+
+
+def _pytest_keys(name: str, text: str) -> set[str] | None:
+    """The keys of the file's pytest section, None when it has none; raises ``ValueError`` for a
+    file whose structure is not a configuration's. TOML is depth-checked before ``tomllib``
+    (which recurses per level): no honest configuration nests ``MAX_TOML_DEPTH`` deep."""
+    if name == "pyproject.toml":
+        if _toml_depth(text) > MAX_TOML_DEPTH:
+            raise ValueError("nested too deep")
+        tool = tomllib.loads(text).get("tool", {})
+        pytest = tool.get("pytest", {}) if isinstance(tool, dict) else None
+        section = pytest.get("ini_options") if isinstance(pytest, dict) else None
+        if not isinstance(tool, dict) or not isinstance(pytest, dict) or not isinstance(section, (dict, type(None))):
+            raise ValueError("tool.pytest is not a table")
+        return None if section is None else set(section)
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.read_string(text)
+    wanted = "tool:pytest" if name == "setup.cfg" else "pytest"
+    return set(parser[wanted]) if parser.has_section(wanted) else None
+
+
+#: deeper than any honest pyproject.toml; far below the recursion limit tomllib would reach
+MAX_TOML_DEPTH = 64
+
+
+def _toml_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` counted over the raw text (brackets in strings and
+    comments count too: an overestimate, which only fails closed)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _whole(data: bytes | None) -> bytes | None:
+    """``data`` when it is the whole file as the rules may judge it; None (judged as steering)
+    when unknown or longer than ``HEAD_LIMIT``."""
+    return None if data is None or len(data) > HEAD_LIMIT else data
 
 
 def shell_file_is_benign(data: bytes | None, image: bytes | None = None) -> bool:
     """A file a shell sources is benign when every line the agent added (to the image's version,
     if any) only sets variables (no command, no function, no substitution), or is the PATH snippet
-    installers such as uv's and rustup's write."""
+    installers such as uv's and rustup's write. Unknown or longer than ``HEAD_LIMIT``: not benign."""
+    data = _whole(data)
     if data is None:
         return False
     had = {ln.strip() for ln in (image or b"").decode("utf-8", "replace").splitlines()}

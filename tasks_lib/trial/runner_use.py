@@ -22,7 +22,17 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, link_target, read_head, uses_since
-from tasks_lib.trial.runner_roles import PY_SUFFIX, ROLES, Change, ImageContext, Role, bytecode_source, role_of
+from tasks_lib.text_clean import escaped_name
+from tasks_lib.trial.runner_roles import (
+    HEAD_LIMIT,
+    PY_SUFFIX,
+    ROLES,
+    Change,
+    ImageContext,
+    Role,
+    bytecode_source,
+    role_of,
+)
 
 SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/lib/", "/lib64/",
                "/usr/lib/", "/usr/lib64/", "/usr/local/lib/", "/root/.local/")
@@ -86,11 +96,6 @@ class RunnerWatch:
     copies: frozenset[str] = frozenset()
 
 
-def shown(path: str) -> str:
-    """A path from the layer (undecodable bytes kept as surrogates) as text: odd bytes as ``\\xNN``."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _change(e: Entry) -> Change:
     return Change(path=e.path, change=e.change, type=e.type, executable=bool(e.mode & 0o111) and e.type == "file",
                   target=link_target(e))
@@ -103,7 +108,9 @@ def _roles(entries: list[Entry], ctx: ImageContext, layer: WritableLayer) -> dic
             continue
         if e.path.startswith("/logs/") and e.type != "fifo":
             continue
-        role = role_of(_change(e), ctx, partial(read_head, e), partial(layer.read_image, e.path))
+        # one byte past what the rules judge, so a longer file shows as such (runner_roles.HEAD_LIMIT)
+        role = role_of(_change(e), ctx, partial(read_head, e, HEAD_LIMIT + 1),
+                       partial(layer.read_image, e.path, HEAD_LIMIT + 1))
         if role is not None:
             out[e.path] = (e, role)
     return out
@@ -182,9 +189,10 @@ def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked
         used = None if use is None else (use.used and not (use.changed_after and not theirs)) or during
         if used and role == "shadow-module" and path.endswith(".py") and not _imported(e, w):
             used = False  # read, but not imported in place of the standard library's (e.g. run as a script)
-        files.append(RunnerFile(path=shown(path), change=e.change, role=role, used=used, during=during))
-    ev = RunnerEvidence(source=w.scan.source, problem=w.scan.problem, incomplete=w.scan.incomplete, files=files,
-                        deleted_system=[shown(p) for p in w.scan.deleted_under(SYSTEM_DIRS) if p not in ENGINE_FILES],
+        files.append(RunnerFile(path=escaped_name(path), change=e.change, role=role, used=used, during=during))
+    problem = None if w.scan.problem is None else escaped_name(w.scan.problem)  # names the path it could not read
+    ev = RunnerEvidence(source=w.scan.source, problem=problem, incomplete=w.scan.incomplete, files=files,
+                        deleted_system=[escaped_name(p) for p in w.scan.deleted_under(SYSTEM_DIRS) if p not in ENGINE_FILES],
                         written_bytes=sum(e.size for e in w.scan.entries if e.type == "file")
                         if w.scan.source == "upperdir" else None, same_as_image=len(w.copies))
     if w.layer.upper is not None:  # always: a daemon may plant, and exit, before tbflow's judge lists it
@@ -257,7 +265,7 @@ def _planted_during(w: RunnerWatch, agent_wrote: int | None) -> list[RunnerFile]
             used: bool | None = (st.st_atime_ns > st.st_mtime_ns or stat.S_ISFIFO(st.st_mode)) or None
         except OSError:
             used = None
-        out.append(RunnerFile(path=shown(e.path), change=e.change, role=role, used=used, during=True))
+        out.append(RunnerFile(path=escaped_name(e.path), change=e.change, role=role, used=used, during=True))
     return out
 
 

@@ -29,6 +29,7 @@ from tasks_lib.container.writable_layer import WritableLayer
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import ContainerError
 from tasks_lib.records.record_models import StorageCount, TrialFlag
+from tasks_lib.text_clean import escaped_name
 
 STAGE = "run-agent"
 POLL_SEC = 0.25
@@ -138,7 +139,7 @@ class StorageWatch:
                  f"{u.entries} entries{' (walk capped: more entries than that)' if u.capped else ''}",
                  f"measured {self.after_sec:.1f} s into the agent stage, from the host (the overlay's upper directory)",
                  "the largest files (allocated bytes, path in the container):",
-                 *(f"  {size} {path}" for size, path in u.largest)]
+                 *(f"  {size} {escaped_name(path)}" for size, path in u.largest)]  # the agent's names: any bytes
         (trial_dir / EVIDENCE).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return TrialFlag(kind="broke-container", evidence=EVIDENCE,
                          message=exceeded_message(u, self.storage_mb, self.after_sec))

@@ -5,6 +5,8 @@ it is flagged instead, with the evidence in ``verifier/tampering.txt``:
 
 * a ``reward.*`` entry (of any type) that was already there before the verifier started (the
   agent made it; the judge removed it before ``test.sh``),
+* anything else left in ``/logs/verifier`` before the verifier started (a deep tree, thousands of
+  files: the judge's note counts them and names the first; the directory is set aside whole),
 * what the judge found broken and repaired as root (``/logs``, ``/logs/verifier``, the task's
   workdir, ``/tmp``, ``/dev/null`` and the other standard devices),
 * a reward file or ``test-stdout.txt`` that differs, at download time, from what the judge saw
@@ -20,6 +22,7 @@ import os
 from pathlib import Path
 
 from tasks_lib.records.record_models import TrialFlag
+from tasks_lib.text_clean import escaped_name
 from tasks_lib.trial.judge_report import REWARD_FILES, JudgeReport
 
 EVIDENCE = "verifier/tampering.txt"
@@ -57,6 +60,8 @@ def check_tampering(w: JudgeReport, trial_dir: Path, verifier_downloaded: bool, 
         found += _changed_after_exit(w, vdir)
     if not found:
         return []
+    # reward.* names and the judge's notes (a workdir's path) are the agent's bytes: stored escaped
+    found = [(escaped_name(m), [escaped_name(ln) for ln in lines]) for m, lines in found]
     vdir.mkdir(parents=True, exist_ok=True)
     text = ["What changed the verifier's files outside test.sh (the reward is test.sh's own; see docs/judge.md).",
             ""]

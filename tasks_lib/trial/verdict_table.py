@@ -19,6 +19,7 @@ from typing import Callable
 
 from pydantic import BaseModel, Field
 
+from tasks_lib.text_clean import escaped_name
 from tasks_lib.trial.judge_report import Disk, JudgeReport
 from tasks_lib.trial.rewards import RewardReading
 from tasks_lib.trial.runner_roles import ROLES
@@ -95,7 +96,7 @@ class VerifierEvidence(BaseModel):
         r, seen = self.report, []
         seen += [f"test.sh used {f.path} ({ROLES[f.role][1]})" for f in self.runner.files
                  if ROLES[f.role][0] == "hang" and f.used]
-        fifos = {p for s in r.stuck for p in s.fifo_paths}
+        fifos = {escaped_name(p) for s in r.stuck for p in s.fifo_paths}  # as the runner files' paths are stored
         made = {f.path for f in self.runner.files if f.role == "fifo"}
         seen += [f"test.sh was blocked on the FIFO {p}, which the agent made" for p in sorted(fifos & made)]
         if made and not fifos and any("fifo" in s.wchan or "pipe" in s.wchan for s in r.stuck):

@@ -34,6 +34,8 @@
 #define HOST_ACK_MS 10000       /* the longest the host may take to say it read "end" */
 #define ENTRY_LIST_CAP 64       /* reward.* entries other than reward.txt/.json reported per listing */
 #define ENTRY_HEAD_CAP 256      /* bytes reported of such an entry (evidence only: the reward is never there) */
+#define ENTRY_SCAN_CAP 1000000L /* entries of /logs/verifier read per listing (the counts are then lower bounds) */
+#define OTHERS_NAMED 4          /* entries other than reward.* named in the note on /logs/verifier before test.sh */
 #define KILLED_VERIFY_CAP 64    /* processes listed as killed at test.sh's timeout (the stuck records say more) */
 #define STUCK_CAP 64            /* processes of a hung test.sh reported before the kill */
 #define STUCK_FD_CAP 4          /* FIFOs with a path reported per stuck process */

@@ -62,12 +62,50 @@ static void report_entry(int dirfd, const char *name, const char *tag, size_t ca
     emit(tag, rec, (size_t)h + got);
 }
 
+/* d_type as type_name says it; an fstatat only where the file system does not tell. */
+static const char *entry_type(int dirfd, const struct dirent *e) {
+    switch (e->d_type) {
+    case DT_REG: return "file";
+    case DT_DIR: return "directory";
+    case DT_LNK: return "symlink";
+    case DT_FIFO: return "fifo";
+    case DT_SOCK: return "socket";
+    case DT_CHR: return "char-device";
+    case DT_BLK: return "block-device";
+    default: break;
+    }
+    struct stat st;
+    return fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? type_name(st.st_mode) : "unknown";
+}
+
+/* Entries other than reward.* found in /logs/verifier before test.sh: the directory is test.sh's,
+ * so whatever the agent left there (a tree 5000 deep, thousands of files) is tampering, set aside
+ * with the rest; one note counts them and names the first OTHERS_NAMED (issue 38: only reward.*
+ * entries were reported, so such a tree went unflagged). */
+struct others { long count; int capped; size_t used; char named[1200]; };
+
+static void other_seen(struct others *o, int dirfd, const struct dirent *e) {
+    if (o->count++ >= OTHERS_NAMED || o->used >= sizeof o->named) return;
+    int n = snprintf(o->named + o->used, sizeof o->named - o->used, "%s%s %s", o->used ? ", " : "",
+                     entry_type(dirfd, e), e->d_name);
+    if (n > 0) o->used += (size_t)n;
+}
+
+static void note_others(const struct others *o) {
+    if (!o->count) return;
+    emitf("note", "/logs/verifier held %s%ld entr%s other than reward.* before the verifier started (set aside "
+          "before test.sh ran): %s%s", o->capped ? "at least " : "", o->count, o->count == 1 ? "y" : "ies",
+          o->named, o->count > OTHERS_NAMED ? ", ..." : "");
+}
+
 /*
  * Every reward.* entry in DIRFD, whatever its type; TAG is "pre" (before test.sh) or "file" (at
  * its exit). The agent decides how many there are and how big (judge.h, the channel's budget):
  * reward.txt and reward.json, the only ones a reward is read from, are reported in full (up to
  * REWARD_CAP); any other, as evidence only, by its first ENTRY_HEAD_CAP bytes, at most
- * ENTRY_LIST_CAP of them, then a count ("more N TAG").
+ * ENTRY_LIST_CAP of them, then a count ("more N TAG"). Before test.sh, the other entries are
+ * counted too (note_others); at most ENTRY_SCAN_CAP entries are read, so the counts are then
+ * lower bounds.
  */
 static void report_reward_entries(int dirfd, const char *tag) {
     report_entry(dirfd, "reward.txt", tag, REWARD_CAP);
@@ -76,17 +114,24 @@ static void report_reward_entries(int dirfd, const char *tag) {
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) { if (fd >= 0) close(fd); return; }
     struct dirent *e;
-    int listed = 0, more = 0;
+    int listed = 0, more = 0, pre = !strcmp(tag, "pre");
+    long seen = 0;
+    struct others others = {0};
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "reward.", 7) != 0 || !strcmp(e->d_name, "reward.txt") ||
-            !strcmp(e->d_name, "reward.json"))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (++seen > ENTRY_SCAN_CAP) { others.capped = 1; break; }
+        if (strncmp(e->d_name, "reward.", 7) != 0) {
+            if (pre) other_seen(&others, dirfd, e);
             continue;
+        }
+        if (!strcmp(e->d_name, "reward.txt") || !strcmp(e->d_name, "reward.json")) continue;
         if (listed >= ENTRY_LIST_CAP) { more++; continue; }
         report_entry(dirfd, e->d_name, tag, ENTRY_HEAD_CAP);
         listed++;
     }
     closedir(d);
     if (more) emitf("more", "%d %s", more, tag);
+    if (pre) note_others(&others);
 }
 
 struct watch_counts { int writes_txt, writes_json, moved_in, created, deleted, moved_out, self_gone, overflow; };
