@@ -46,6 +46,7 @@ else
 fi
 have debootstrap || pkgs+=(debootstrap)
 have gcc || pkgs+=(gcc libc6-dev)        # builds the static in-container judge and model relay
+have patchelf || pkgs+=(patchelf)       # points the supplied runner's python3.13 at its own loader (supplied_runner/harden.py)
 [ -x /bin/bash-static ] || pkgs+=(bash-static)  # the bash tbflow runs tests/test.sh with (docs/judge.md)
 have npm || pkgs+=(npm)                  # fetches the pinned agent CLIs (model harnesses)
 have shellcheck || pkgs+=(shellcheck)    # scripts/check.sh and the test that every .sh file passes it

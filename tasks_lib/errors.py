@@ -67,6 +67,21 @@ class DockerUnavailableError(TbflowError):
     """No Docker engine answers. The message says what to start; no stack trace is shown."""
 
 
+class RunnerUnavailable(TbflowError):
+    """tbflow cannot supply its own verifier runner (``tasks_lib/container/supplied_runner``).
+
+    ``reason`` says which input cannot be met and what would fix it: a Python other than the one
+    tbflow ships (3.13), a host that is not amd64, a registry (Debian's pool, PyPI) that cannot be
+    reached, a wheel with no manylinux/py3 build, a Debian build whose paths the hardening does not
+    know. Not an ``EnvironmentFailure`` of one trial: the same for every trial that asks for that
+    runner, so a retry would only repeat it; the caller decides (refuse the task, or fall back).
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the supplied verifier runner is unavailable: {reason}")
+
+
 class HarnessSetupError(TbflowError):
     """The harness cannot run on this task (bad adapter config, missing solution, ...)."""
 
