@@ -131,3 +131,39 @@ def test_an_unreachable_mirror_is_a_typed_refusal(monkeypatch, tmp_path):
     with pytest.raises(RunnerUnavailable, match="cannot download http://127.0.0.1:9/debian/pool/"):
         debs.fetch_deb(debs.DEBS[0], tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def _fake_build(python, specs, target):
+    """Stands in for the real build (minutes): counts itself, is slow, and leaves a sealed runner."""
+    with open(target.parent.parent / "builds.count", "a") as fh:
+        fh.write("1\n")
+    import time
+
+    time.sleep(1)
+    tmp = target.parent / f".{target.name[:16]}-fake"
+    tmp.mkdir()
+    (tmp / prepare.INFO).write_text('{"python": "3.13.5", "lock": [], "mount_at": "/opt/tbflow/runner"}\n')
+    write_manifest(tmp)
+    os.rename(tmp, target)
+
+
+def _prepare_in_child(cache: str, queue) -> None:
+    os.environ["TBFLOW_CACHE_DIR"] = cache
+    prepare._build = _fake_build
+    queue.put(prepare.prepare_runner("3.13", ["pytest==8.4.1"]).digest)
+
+
+def test_two_jobs_preparing_at_once_build_once_and_get_the_same_runner(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_prepare_in_child, args=(str(tmp_path), queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    digests = [queue.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert (tmp_path / "supplied-runner/builds.count").read_text() == "1\n"
+    assert digests[0] == digests[1]
+    assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [prepare.cache_key("3.13", ["pytest==8.4.1"])]

@@ -61,8 +61,9 @@ def judge_run(container, cmd: list[str]) -> dict:
     code, output = container.exec_run(cmd, user="root", workdir="/app", environment=JUDGE_ENV)
     observe = read_file(container, "/logs/verifier/observe.json")
     ctrf = read_file(container, "/logs/verifier/ctrf.json")
+    new_markers = sorted(markers(container) - before)
     container.exec_run(["rm", "-rf", "/logs/verifier/observe.json", "/logs/verifier/ctrf.json"], user="root")
-    return {"exit": code, "output": output.decode(errors="replace"), "new_markers": sorted(markers(container) - before),
+    return {"exit": code, "output": output.decode(errors="replace"), "new_markers": new_markers,
             "observe": json.loads(observe) if observe else None, "ctrf": json.loads(ctrf) if ctrf else None}
 
 
@@ -74,12 +75,13 @@ def runs(docker_ready, tmp_path_factory):
     (work / "tests").mkdir()
     (work / "tests/test_outputs.py").write_bytes((FIXTURES / "outputs_probe.py").read_bytes())
     libs = compile_evil(work)
-    container = docker_ready.containers.run(
-        IMAGE, ["sleep", "infinity"], detach=True, network_mode="none",
+    container = docker_ready.containers.create(
+        IMAGE, ["sleep", "infinity"], network_mode="none",
         labels={LABEL_TRIAL: "supplied-runner-probes", LABEL_JOB_DIR: str(work)},
         mounts=[Mount(R, str(runner.path), type="bind", read_only=True),
                 Mount("/tests", str(work / "tests"), type="bind", read_only=True)])
-    try:
+    try:  # removed even when it does not start
+        container.start()
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tf:
             for name, path in libs.items():
