@@ -167,3 +167,22 @@ def test_two_jobs_preparing_at_once_build_once_and_get_the_same_runner(tmp_path)
     assert (tmp_path / "supplied-runner/builds.count").read_text() == "1\n"
     assert digests[0] == digests[1]
     assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [prepare.cache_key("3.13", ["pytest==8.4.1"])]
+
+
+def test_an_unreachable_index_is_a_typed_refusal(monkeypatch):
+    from tasks_lib.container.supplied_runner import wheels
+
+    monkeypatch.setenv("TBFLOW_PYPI_INDEX", "http://127.0.0.1:9/simple")
+    with pytest.raises(RunnerUnavailable, match="cannot be reached"):
+        wheels.resolve("3.13", ["pytest==8.4.1"])
+
+
+def test_a_build_killed_midway_is_cleared_before_the_next(tmp_path, monkeypatch):
+    monkeypatch.setenv("TBFLOW_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prepare, "_build", _fake_build)
+    key = prepare.cache_key("3.13", ["pytest==8.4.1"])
+    dead = tmp_path / "supplied-runner/builds" / f".{key[:16]}-killed/runner"
+    dead.mkdir(parents=True)
+    dead.chmod(0o555)
+    prepare.prepare_runner("3.13", ["pytest==8.4.1"])
+    assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [key]

@@ -140,3 +140,12 @@ def test_the_runner_is_sealed_and_identified(runs):
     assert {line.split("==")[0] for line in runner.lock} >= {"pytest", "pytest-json-ctrf", "requests"}
     assert all("--hash=sha256:" in line for line in runner.lock)
     assert not any(p.stat().st_mode & 0o222 for p in runner.path.rglob("*") if not p.is_symlink())
+
+
+def test_a_package_with_no_cp313_wheel_is_refused_by_name():
+    """PyYAML 5.1 has only a source distribution and old cp27-cp37 wheels: never built on the host."""
+    from tasks_lib.container.supplied_runner import wheels
+    from tasks_lib.errors import RunnerUnavailable
+
+    with pytest.raises(RunnerUnavailable, match="no cp313 manylinux or pure-Python wheel.*pyyaml==5.1"):
+        wheels.resolve("3.13", ["pyyaml==5.1"])

@@ -91,6 +91,8 @@ def prepare_runner(python: str, wheels: list[str]) -> PreparedRunner:
     builds.mkdir(parents=True, exist_ok=True)
     with _file_lock(runner_cache() / "locks" / f"{key}.lock"):
         if not (target / INFO).is_file():
+            for dead in builds.glob(f".{key[:16]}-*"):  # a build of this key killed midway (we hold its lock)
+                _remove(dead)
             _build(python, wheels, target)
     return _load(target)
 

@@ -97,11 +97,12 @@ def _pip(args: list[str], what: str, python: str) -> None:
     if proc.returncode == 0:
         return
     said = (proc.stderr or proc.stdout).strip()
-    if "No matching distribution" in said or "Could not find a version" in said:
-        why = f"no cp{python.replace('.', '')} manylinux or pure-Python wheel satisfies it on {index_url()}"
-    elif any(s in said for s in ("Failed to establish", "Max retries exceeded", "Temporary failure in name",
-                                 "Could not fetch URL", "Network is unreachable", "timed out")):
+    # network first: pip then also says "No matching distribution" (it saw no versions at all)
+    if any(s in said for s in ("Failed to establish", "Max retries exceeded", "Temporary failure in name",
+                               "Could not fetch URL", "Network is unreachable", "timed out")):
         why = f"the index {index_url()} cannot be reached (TBFLOW_PYPI_INDEX names another)"
+    elif "No matching distribution" in said or "Could not find a version" in said:
+        why = f"no cp{python.replace('.', '')} manylinux or pure-Python wheel satisfies it on {index_url()}"
     else:
         why = f"pip exit {proc.returncode}"
     raise RunnerUnavailable(f"{what}: {why}; pip said: {said[-1500:]}")
