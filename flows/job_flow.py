@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from flows.job.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
                                   FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
                                   Model, NTasks, Order, OrderSeed, Prices, Registry, RerunInvalid, ShardReruns, Shards,
-                                  TimeoutMultiplier, in_parameter_terms)
+                                  TimeoutMultiplier, VerbatimTestSh, in_parameter_terms)
 from flows.job.model_keys import KeySecrets
 from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB
 from tasks_lib.report.invalid_gate import parse_threshold
@@ -85,6 +85,7 @@ def _job_flow(
     registry: Registry = None,
     allow_unpinned: AllowUnpinned = False,
     build: Build = False,
+    verbatim_test_sh: VerbatimTestSh = False,
     harnesses: Harnesses = ["oracle"],  # noqa: B006 - never mutated; Prefect shows it as the form's default
     model: Model = None,
     concurrency: Concurrency = 1,
@@ -123,23 +124,32 @@ def _job_flow(
         return refused(logger, exc, f"parameter {exc.where}: {exc.message}")
     except ValidationError as exc:  # e.g. a plug-in this worker cannot import: refused like any bad input
         return _refused_parameters(logger, exc)
-    new_job_id = uuid.uuid4().hex[:12]
-    try:
-        p = plan(config, new_job_id)
-        for note in p.notes:  # a dataset fetched, or a changed cached copy fetched again
-            logger.warning("%s", note)
-        preflight()
-        p, lock = lock_job(config, p, new_job_id)  # one owner per job, for the whole run
-    except InputError as exc:  # also JobLockedError: another live run holds the job
-        return refused(logger, exc, in_parameter_terms(f"{exc.where}: {exc.message}"))
-    except DockerUnavailableError as exc:
-        return refused(logger, exc, f"docker: {exc}")
+    planned, ended = _plan_and_lock(config, logger)
+    if planned is None:
+        return ended
+    p, lock = planned
     try:
         result = _run_job(p, logger)
         publish_nightly_views(job_name, p.job_dir, logger)  # a templated job: its trend and last-night diff
     finally:
         lock.release()
     return _ended(result, config, logger)
+
+
+def _plan_and_lock(config: JobConfig, logger):  # noqa: ANN001, ANN202 - Prefect's logger; (plan and lock, or the end)
+    """Plan the job, check the engine and take the job's lock: one owner per job, for the whole run.
+    Bad input ends the run before anything is written: the refusal comes back as its end state."""
+    new_job_id = uuid.uuid4().hex[:12]
+    try:
+        p = plan(config, new_job_id)
+        for note in p.notes:  # a dataset fetched, or a changed cached copy fetched again
+            logger.warning("%s", note)
+        preflight()
+        return lock_job(config, p, new_job_id), None
+    except InputError as exc:  # also JobLockedError: another live run holds the job
+        return None, refused(logger, exc, in_parameter_terms(f"{exc.where}: {exc.message}"))
+    except DockerUnavailableError as exc:
+        return None, refused(logger, exc, f"docker: {exc}")
 
 
 def _refused_parameters(logger, exc: ValidationError):  # noqa: ANN001, ANN202 - Prefect's logger; a state

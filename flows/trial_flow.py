@@ -68,13 +68,14 @@ from tasks_lib.store.job_store import JobStore
 from tasks_lib.trial.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
 from tasks_lib.records.record_models import (AgentOutcome, ImageOutcome, KillOutcome, RanOn, StageError, TrialFlag,
-                                             TrialRecord, TrialSpec, Validity, VerifierOutcome)
+                                             TrialRecord, TrialSpec, Validity, VerifierOutcome, VerifierRunner)
 from tasks_lib.container.container_removal import container_name, remove_trial_container
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.task.task_loader import load_task
 from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line
 from tasks_lib.trial.retry_decision import agent_may_own, retried
+from tasks_lib.trial.runner_choice import choose_runner
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
 
@@ -108,15 +109,17 @@ def trial_harness(spec: TrialSpec):
 @task(name="build-image", task_run_name="{spec.trial_id} · build-image", **_NO_CACHE)
 @ends_retried(agent_returned=False)
 def build_image(spec: TrialSpec, task_: Task, trial_dir: Path, first_try: bool = True) -> ImageOutcome:
-    """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``)."""
-    return (take_ahead(spec.job_id, task_, trial_dir, first_try)
-            or ensure_image(task_, trial_dir / "build.log", "build.log"))
+    """The job's build lane may have built the image already (``tasks_lib/trial/image_ahead.py``);
+    the verifier's runner is prepared with it (``tasks_lib/trial/runner_choice.py``)."""
+    image = (take_ahead(spec.job_id, task_, trial_dir, first_try)
+             or ensure_image(task_, trial_dir / "build.log", "build.log"))
+    return image.model_copy(update={"runner": choose_runner(task_, spec.verbatim_test_sh)})
 
 
 @task(name="run-agent", task_run_name="{spec.trial_id} · run-agent", **_NO_CACHE)
 @ends_retried(agent_returned=False)
 def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, image: str,
-                    trial_dir: Path) -> AgentStageResult:
+                    trial_dir: Path, runner_dir: str | None = None) -> AgentStageResult:
     interrupts.check()
     harness = trial_harness(spec)
     # a host-side agent reaches the gateway from the host: its container gets no way to the model
@@ -125,7 +128,8 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
     labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
     if run_id:
         labels[LABEL_FLOW_RUN] = str(run_id)
-    sandbox = Sandbox.start(image, task_.config.environment, spec.job_id, spec.trial_id, mounts=mounts, labels=labels)
+    sandbox = Sandbox.start(image, task_.config.environment, spec.job_id, spec.trial_id, mounts=mounts, labels=labels,
+                            runner_dir=runner_dir)
     return run_agent(sandbox, spec, task_, harness, prepared, trial_dir,
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
@@ -139,10 +143,11 @@ def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
 
 @task(name="run-verifier", task_run_name="{spec.trial_id} · run-verifier", **_NO_CACHE)
 @ends_retried(agent_returned=True)
-def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path) -> VerifierStageResult:
+def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path,
+                       runner: VerifierRunner | None = None) -> VerifierStageResult:
     interrupts.check()
     return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
-                        task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes)
+                        task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes, runner)
 
 
 @task(name="classify", task_run_name="{trial_id} · classify", **_NO_CACHE)
@@ -242,10 +247,12 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
     # a failure the trial will retry ends a stage Retried, not Failed (flows/stage_retried.py)
     ev.prepared = outcome(prepare_harness(q(spec), q(task_)))
     ev.image = outcome(build_image(q(spec), q(task_), trial_dir, first_try))
-    ev.agent = agent = outcome(run_agent_stage(q(spec), q(task_), q(ev.prepared), ev.image.tag, trial_dir))
+    runner = ev.image.runner
+    ev.agent = agent = outcome(run_agent_stage(q(spec), q(task_), q(ev.prepared), ev.image.tag, trial_dir,
+                                               runner.host_dir if runner else None))
     ev.flags += agent.flags
     ev.kill = kill = outcome(kill_stage(q(spec), q(agent)))
-    checked = outcome(run_verifier_stage(q(spec), q(task_), trial_dir))
+    checked = outcome(run_verifier_stage(q(spec), q(task_), trial_dir, q(runner)))
     # past the task's storage_mb: the agent's result whatever else it did (tasks_lib/trial/storage_watch.py)
     ev.verifier, ev.broke, ev.logs = checked.outcome, agent.over_storage or checked.broke, checked.logs
     ev.flags += checked.flags

@@ -32,11 +32,14 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
          "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build",
+         "verbatim_test_sh": "--verbatim-test-sh",
          "fail_on_invalid": "--fail-on-invalid", "prices": "--prices"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 ORDER_HELP = ("Start order: expected (longest expected duration first: earlier runs here, else the task's "
               "estimate, else its timeout), name, or random.")
 SEED_HELP = "Seed for --order random (default: a new one, recorded)."
+VERBATIM_HELP = ("Run tests/test.sh verbatim, with the runner it assembles in the container (detection only), "
+                 "instead of tbflow's supplied runner (docs/judge.md).")
 
 
 @app.callback()
@@ -83,6 +86,7 @@ def run(
     build: bool = typer.Option(False, "--build", help="Build every task from its Dockerfile, even when it names "
                                                       "a docker_image (default: that image, else pulled, else "
                                                       "built)."),
+    verbatim_test_sh: bool = typer.Option(False, "--verbatim-test-sh", help=VERBATIM_HELP),
     harness: List[str] = typer.Option(["oracle"], "--harness", "-a", metavar="NAME", help=HARNESS_PLACEHOLDER),
     model: Optional[str] = typer.Option(None, "--model", "-m", metavar="PROVIDER/MODEL",
                                         help="Model for model harnesses. MODEL goes to the harness's own API; a "
@@ -126,7 +130,8 @@ def run(
     A second signal stops at once. Prefect: PREFECT_API_URL if set, else a local server tbflow runs.
     """
     _run_job(_config(dataset=dataset, registry=registry, allow_unpinned=allow_unpinned, build=build,
-                     harnesses=harness, model=model, concurrency=concurrency, attempts=attempts,
+                     verbatim_test_sh=verbatim_test_sh, harnesses=harness, model=model, concurrency=concurrency,
+                     attempts=attempts,
                      include=include, exclude=exclude, n_tasks=n_tasks, jobs_dir=jobs_dir, job_name=job_name,
                      timeout_multiplier=timeout_multiplier, env_retries=env_retries, force_new=force_new,
                      max_log_mb=max_log_mb, order=order, order_seed=seed, fail_on_invalid=fail_on_invalid,

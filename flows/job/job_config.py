@@ -113,6 +113,9 @@ OrderSeed = Annotated[Optional[int], Field(ge=0, description="Seed of order=rand
 Build = Annotated[bool, Field(description=(
     "Build every task's image from its environment/Dockerfile, even when [environment] docker_image names one "
     "(default: that image if present locally, else pulled, else built)."))]
+VerbatimTestSh = Annotated[bool, Field(description=(
+    "Run tests/test.sh verbatim (its own uv, Python, pytest and downloads, from the container: detection only) "
+    "instead of tbflow's supplied runner, which runs the runner test.sh pins from a read-only mount."))]
 Prices = Annotated[Optional[str], Field(description=(
     "A model price table for the trials' costs (per step and per trial, in trajectory.json, the record and "
     "report.md): LiteLLM's model_prices_and_context_window.json format, JSON or TOML; its entries win over "
@@ -130,6 +133,7 @@ class JobConfig(BaseModel):
     registry: Registry = None
     allow_unpinned: AllowUnpinned = False
     build: Build = False
+    verbatim_test_sh: VerbatimTestSh = False
     harnesses: Harnesses = Field(default_factory=lambda: ["oracle"])
     model: Model = None
     concurrency: Concurrency = 1

@@ -271,7 +271,8 @@ def _trials(config: JobConfig, dataset, refs: dict[str, str], job_id: str, store
         TrialSpec(job_id=job_id, trial_id=tid, task_name=t.name, task_path=str(t.path), harness=h, attempt=a,
                   model=config.model, timeout_multiplier=config.timeout_multiplier,
                   max_log_bytes=config.max_log_mb * 1024 * 1024,
-                  harness_ref=refs[h] if refs[h] != h else None, force_build=config.build)
+                  harness_ref=refs[h] if refs[h] != h else None, force_build=config.build,
+                  verbatim_test_sh=config.verbatim_test_sh)
         for (t, h, a), tid in zip(keys, ids, strict=True)
     ]
     return specs, recorded, rerun

@@ -32,6 +32,8 @@ from tasks_lib.container.archives import pack
 from tasks_lib.container.judge_tools import TOOLS_DIR, tools_tar
 
 TESTS_DIR = "/tests"
+#: where tbflow's supplied verifier runner is mounted (tasks_lib/trial/runner_plan.py MOUNT)
+RUNNER_DIR = "/opt/tbflow/runner"
 
 
 def engine_is_local() -> bool:
@@ -57,10 +59,17 @@ def _tools_host_dir(tar_path: str) -> Path | None:
     return judge_dir
 
 
-def local_mounts(container: str) -> list[Mount] | None:
-    """Read-only binds of the tools and of the trial's (empty) tests dir, or None where the engine
-    or this process cannot use them (then the filler volumes are used)."""
-    if not engine_is_local() or os.geteuid() != 0:
+def binds_possible() -> bool:
+    """Whether the trial's container can bind host directories read-only (the engine is here and
+    tbflow is root); otherwise the filler's volumes carry the tools and the tests."""
+    return engine_is_local() and os.geteuid() == 0
+
+
+def local_mounts(container: str, runner_dir: str | None = None) -> list[Mount] | None:
+    """Read-only binds of the tools, of the trial's (empty) tests dir and of the supplied verifier
+    runner (``runner_dir``, when the trial uses it), or None where the engine or this process
+    cannot use them (then the filler volumes are used)."""
+    if not binds_possible():
         return None
     tools = _tools_host_dir(str(tools_tar()))
     if tools is None:
@@ -68,8 +77,11 @@ def local_mounts(container: str) -> list[Mount] | None:
     tests = tests_host_dir(container)
     shutil.rmtree(tests, ignore_errors=True)
     tests.mkdir(parents=True, mode=0o755)
-    return [Mount(TOOLS_DIR, str(tools), type="bind", read_only=True),
-            Mount(TESTS_DIR, str(tests), type="bind", read_only=True)]
+    mounts = [Mount(TOOLS_DIR, str(tools), type="bind", read_only=True),
+              Mount(TESTS_DIR, str(tests), type="bind", read_only=True)]
+    if runner_dir is not None:
+        mounts.append(Mount(RUNNER_DIR, runner_dir, type="bind", read_only=True))
+    return mounts
 
 
 def tests_host_dir(container: str) -> Path:

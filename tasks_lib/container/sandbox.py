@@ -107,7 +107,8 @@ class Sandbox:
 
     @classmethod
     def start(cls, image: str, env: ContainerEnvironment, job_id: str, trial_id: str,
-              mounts: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> "Sandbox":
+              mounts: dict[str, str] | None = None, labels: dict[str, str] | None = None,
+              runner_dir: str | None = None) -> "Sandbox":
         """Start the trial container. ``mounts`` (host dir → container dir, read-only) is used
         only for the model gateway's socket, so it needs an engine on this host."""
         api = get_client().api
@@ -127,7 +128,7 @@ class Sandbox:
 
         all_labels = {**(labels or {}), LABEL_ROOT: "1", LABEL_JOB: job_id, LABEL_TRIAL: trial_id}
 
-        local = local_mounts(name)  # tools and /tests as read-only binds where the engine runs here
+        local = local_mounts(name, runner_dir)  # tools, /tests, the runner: read-only binds where the engine runs here
 
         def create() -> str:
             if local is not None:

@@ -43,7 +43,7 @@ from tasks_lib.records.import_closure import verdict_sources
 
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: in the identity only when set, so the identity of a job recorded before they existed is unchanged
-IDENTITY_FLAGS = ("build",)
+IDENTITY_FLAGS = ("build", "verbatim_test_sh")
 #: The module whose import closure is the code that can decide a verdict (``import_closure``).
 VERDICT_ENTRY = "flows.trial_flow"
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -41,6 +41,33 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens
 
 
+class VerifierRunner(BaseModel):
+    """Which runner ran (or will run) the task's tests, and why (docs/judge.md, "The runner").
+
+    ``tbflow``: tbflow's supplied runner (an interpreter and the wheels test.sh pins, prepared on
+    the host, verified by hash, on a read-only mount), started by the judge in place of test.sh's
+    prologue; nothing the agent left in the container can change what runs the tests. ``container``:
+    test.sh verbatim with whatever the container holds (detection only; ``why`` says why)."""
+
+    source: Literal["tbflow", "container"]
+    why: str
+    python: str | None = None
+    #: sha256 of the runner's manifest (every file and mode under its mount)
+    digest: str | None = None
+    #: every distribution installed in it, ``name==version sha256:...``
+    lock: list[str] = Field(default_factory=list)
+    #: the command the judge starts, and what test.sh writes for its exit status
+    argv: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+    #: test.sh refuses to run from / (it writes no reward then): the judge runs it verbatim there
+    checks_workdir: bool = False
+    reward_path: str = "/logs/verifier/reward.txt"
+    on_pass: str = "1"
+    on_fail: str = "0"
+    #: the runner's directory on this host (mounted read-only), not part of the record
+    host_dir: str | None = Field(default=None, exclude=True)
+
+
 class ImageOutcome(BaseModel):
     """What build-image did for this trial."""
 
@@ -51,6 +78,8 @@ class ImageOutcome(BaseModel):
     #: built by the job's build lane before the trial started (``duration_sec`` is that build's,
     #: not time the trial spent), so a cold image did not hold a trial slot
     ahead: bool = False
+    #: the verifier's runner prepared with the image (None: not chosen yet, a record of an older tbflow)
+    runner: VerifierRunner | None = None
 
 
 class StorageCount(BaseModel):
@@ -140,6 +169,8 @@ class VerifierOutcome(BaseModel):
     #: a tampering flag was raised (see ``TrialRecord.flags``); the reward is still test.sh's own
     tampered: bool = False
     stdout_log: str | None = None
+    #: which runner ran test.sh's tests
+    runner: VerifierRunner | None = None
 
 
 class StageError(BaseModel):
@@ -214,6 +245,8 @@ class TrialSpec(BaseModel):
     harness_ref: str | None = None
     #: ``--build``: the image is built from ``environment/`` even when the task names a ``docker_image``
     force_build: bool = False
+    #: run test.sh verbatim (the container's runner, detection only), never tbflow's supplied runner
+    verbatim_test_sh: bool = False
 
     @property
     def harness_reference(self) -> str:

@@ -24,13 +24,14 @@ from tasks_lib.container.judge_tools import test_bash
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
-from tasks_lib.records.record_models import DEFAULT_MAX_LOG_BYTES, TrialFlag, VerifierOutcome
+from tasks_lib.records.record_models import DEFAULT_MAX_LOG_BYTES, TrialFlag, VerifierOutcome, VerifierRunner
 from tasks_lib.task.task_model import Task
 from tasks_lib.trial.container_health import (MissingInterpreter, container_running, write_broke_evidence,
                                               writable_layer_bytes)
 from tasks_lib.trial.judge_report import JudgeReport, parse_report
 from tasks_lib.trial.rewards import RewardReading, read_reward_bytes
 from tasks_lib.trial.runner_use import RunnerEvidence, runner_evidence, watch_runner, write_runner_evidence
+from tasks_lib.trial.runner_reading import runner_for_run, supplied_reading
 from tasks_lib.trial.tampering import check_tampering
 from tasks_lib.trial.verdict_table import JudgeRun, Verdict, VerifierEvidence, decide, runner_flags
 
@@ -67,26 +68,31 @@ def agents_doing(sandbox: Sandbox) -> bool:
     return _engine_answers() and container_running(sandbox.id)
 
 
-def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float, image_env: dict[str, str], workdir: str) -> ToolRun:
+def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float, image_env: dict[str, str], workdir: str,
+              runner: VerifierRunner) -> ToolRun:
+    """The judge's ``verify``: test.sh verbatim, or (a ``tbflow`` runner) the supplied runner's command."""
     env = {**task.config.verifier.env, "HOME": image_env.get("HOME", "/root")}
-    return sandbox.judge(["verify", workdir, str(int(timeout_sec * 1000)), test_bash()], STAGE,
+    supplied = ["--", *runner.argv] if runner.source == "tbflow" else []
+    return sandbox.judge(["verify", runner.cwd or workdir, str(int(timeout_sec * 1000)), test_bash(), *supplied], STAGE,
                          timeout_sec + JUDGE_GRACE_SEC, env=env)
 
 
 def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: float,
-                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> VerifierStageResult:
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES, runner: VerifierRunner | None = None) -> VerifierStageResult:
     """Collect (every engine call here, each failure kept as evidence), then ``decide``."""
     sandbox.fill_tests(task.tests_dir, STAGE)  # a read-only mount: outside the agent's reach
     inspect = sandbox.inspect(STAGE)  # one call: the image's environment and workdir, the layer's dirs
     config = inspect.get("Config") or {}
-    watch = watch_runner(sandbox.id, inspect)
+    workdir = task.config.environment.workdir or config.get("WorkingDir") or ""
+    runner = runner_for_run(runner, workdir)
+    # the supplied runner reads nothing the agent left: no evidence of its use to collect
+    watch = watch_runner(sandbox.id, inspect) if runner.source == "container" else None
     image_env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
     ev = VerifierEvidence(timeout_sec=timeout_sec, grace_sec=JUDGE_GRACE_SEC)
     flags: list[TrialFlag] = []
     logs = None
     try:
-        workdir = task.config.environment.workdir or config.get("WorkingDir") or ""
-        run = run_judge(sandbox, task, timeout_sec, image_env, workdir)
+        run = run_judge(sandbox, task, timeout_sec, image_env, workdir, runner)
     except ContainerError as exc:
         ev.start_error, ev.engine_answers = exc.message, _engine_answers()
         ev.container_running = ev.engine_answers and container_running(sandbox.id)
@@ -94,21 +100,25 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     if run is not None:
         ev.run = JudgeRun(complete=run.complete, exit_code=run.exit_code, timed_out=run.timed_out,
                           overflow=run.overflow, duration_sec=round(run.duration_sec, 3), problem=run.channel.problem)
+        missing = run.channel.first("norunner")
+        if missing is not None:  # a read-only mount of tbflow's: gone is the host's failure, not the agent's
+            raise ContainerError(STAGE, f"tbflow's supplied runner is missing: {missing.decode(errors='replace')}")
         ev.report = parse_report(run.channel)
-        ev.reading = _reading(ev.report)
+        ev.reading = _reading(ev.report) if watch is not None else supplied_reading(ev.report, runner)
         if not run.complete:
             ev.container_running = container_running(sandbox.id)
         logs, downloaded = _download(sandbox, trial_dir, max_log_bytes, flags)
         flags += check_tampering(ev.report, trial_dir, verifier_downloaded=downloaded, complete=run.complete)
-    ev.runner = runner_evidence(watch, ev.report.agent_write_bytes, ev.report.marked_ns, ev.report.counted_ns)
+    ev.runner = (runner_evidence(watch, ev.report.agent_write_bytes, ev.report.marked_ns, ev.report.counted_ns)
+                 if watch is not None else RunnerEvidence(source="tbflow"))
     if any(d.full for d in ev.report.disks) and ev.runner.written_bytes is None:
         ev.runner.written_bytes = writable_layer_bytes(sandbox.id)
     (trial_dir / "verifier").mkdir(exist_ok=True)
-    return _result(decide(ev), ev, trial_dir, flags, logs)
+    return _result(decide(ev), ev, trial_dir, flags, logs, runner)
 
 
 def _result(v: Verdict, ev: VerifierEvidence, trial_dir: Path, flags: list[TrialFlag],
-            logs: LogsOutcome | None) -> VerifierStageResult:
+            logs: LogsOutcome | None, runner: VerifierRunner) -> VerifierStageResult:
     """The verdict as the trial's outcome and flags (or the environment's error, raised)."""
     if v.environment is not None:
         raise (MissingInterpreter if v.missing_interpreter else ContainerError)(STAGE, v.environment)
@@ -126,7 +136,7 @@ def _result(v: Verdict, ev: VerifierEvidence, trial_dir: Path, flags: list[Trial
         stdout_log="verifier/test-stdout.txt" if ev.run else None, tampered=any(f.kind == "tampering" for f in flags),
         timed_out=v.timed_out, problem=v.problem,
         reward=ev.reading.reward if v.row == "scored" else None,
-        rewards=ev.reading.rewards if v.row == "scored" else {})
+        rewards=ev.reading.rewards if v.row == "scored" else {}, runner=runner)
     return VerifierStageResult(outcome=outcome, ran_next_to=r.ran_next_to if r.started else None,
                                flags=flags, broke=broke, logs=logs)
 

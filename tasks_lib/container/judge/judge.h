@@ -102,4 +102,7 @@ void repair_devices(void);
 /* verify.c */
 int verify_main(int argc, char **argv);
 
+/* runner.c */
+void run_runner(char **runner) __attribute__((noreturn));
+
 #endif

@@ -2,6 +2,12 @@
  * verify: run the task's /tests/test.sh and report what it left, on the channel only.
  *
  *   tbflow-judge verify WORKDIR TIMEOUT_MS BASH
+ *   tbflow-judge verify WORKDIR TIMEOUT_MS BASH -- RUNNER ARGS...
+ *
+ * The second form runs tbflow's supplied runner (an interpreter on a read-only mount, prepared on
+ * the host: tasks_lib/container/supplied_runner) instead of BASH /tests/test.sh, with the loader's,
+ * Python's and pytest's environment variables removed and started so the kernel makes it
+ * non-dumpable (run_runner): nothing in the container can trace it or write its memory.
  *
  * 1. lists the processes the verifier will run next to (before the clock starts);
  * 2. repairs what test.sh needs and the agent may have broken (/logs, /logs/verifier, the
@@ -194,7 +200,7 @@ static long long now_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static pid_t start_test(const char *bash, int outfd, const sigset_t *oldmask) {
+static pid_t start_test(const char *bash, char **runner, int outfd, const sigset_t *oldmask) {
     int in[2];
     if (pipe2(in, O_CLOEXEC) != 0) return -1;
     pid_t pid = fork();
@@ -206,6 +212,7 @@ static pid_t start_test(const char *bash, int outfd, const sigset_t *oldmask) {
         dup2(outfd, 1);
         dup2(outfd, 2);
         close_from(3);
+        if (runner) run_runner(runner);
         char *argv[] = {"bash", "/tests/test.sh", NULL};
         execv(bash, argv);
         dprintf(2, "tbflow-judge: cannot run %s: %s\n", bash, strerror(errno));
@@ -294,7 +301,8 @@ static void fresh_caches(void) {
 }
 
 int verify_main(int argc, char **argv) {
-    if (argc != 5) { emitf("fail", "usage: verify WORKDIR TIMEOUT_MS BASH"); return 2; }
+    char **runner = argc > 6 && !strcmp(argv[5], "--") ? argv + 6 : NULL;
+    if (argc != 5 && !runner) { emitf("fail", "usage: verify WORKDIR TIMEOUT_MS BASH [-- RUNNER ARGS...]"); return 2; }
     const char *workdir = argv[2], *bash = argv[4];
     long long timeout_ms = atoll(argv[3]);
     long long t0 = now_ms();
@@ -313,6 +321,8 @@ int verify_main(int argc, char **argv) {
     enter_workdir(workdir);
     fresh_caches();
     if (access(bash, X_OK) != 0) { emitf("nobash", "%s", bash); return 0; }
+    /* the runner's mount is tbflow's and read-only: its absence is the host's, never the agent's */
+    if (runner && access(runner[0], X_OK) != 0) { emitf("norunner", "%s: %s", runner[0], strerror(errno)); return 0; }
     int outfd = openat(vdirfd, "test-stdout.txt", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (outfd < 0) { emitf("fail", "test-stdout.txt could not be created: %s", strerror(errno)); return 0; }
     int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -327,7 +337,7 @@ int verify_main(int argc, char **argv) {
     struct watch_counts w = {0};
     long long cpu_start = agent_cpu_ticks(), cpu_end, oom_start = oom_kills();
     long long t_start = now_ms();
-    pid_t pid = start_test(bash, outfd, &old);
+    pid_t pid = start_test(bash, runner, outfd, &old);
     if (pid < 0) { emitf("fail", "could not start test.sh: %s", strerror(errno)); return 0; }
     int status = 0;
     if (wait_test(pid, t_start + timeout_ms, sfd, ifd, &w, &status)) {

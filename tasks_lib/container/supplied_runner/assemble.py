@@ -134,12 +134,21 @@ def write_entry(out: Path) -> None:
     (out / "pytest.ini").write_text("[pytest]\n")
 
 
+#: execute-only: the judge execs the runner without the capability to read these, so the kernel
+#: makes it non-dumpable (judge/runner.c): no process of the agent's may trace it or open its memory
+EXEC_ONLY = ("bin/python3.13", f"{MULTIARCH}/{LOADER}")
+
+
 def seal(out: Path) -> None:
-    """mtimes 0 (content is the identity), nothing writable; executables and dirs 0555."""
+    """mtimes 0 (content is the identity), nothing writable; dirs and executables 0555, the
+    interpreter and its loader 0111 (``EXEC_ONLY``)."""
+    exec_only = {out / rel for rel in EXEC_ONLY}
     for dirpath, dirnames, filenames in os.walk(out, topdown=False):
         for name in filenames + dirnames:
             p = Path(dirpath) / name
-            if not p.is_symlink():
+            if p in exec_only:
+                p.chmod(0o111)
+            elif not p.is_symlink():
                 p.chmod(0o555 if p.is_dir() or p.stat().st_mode & 0o111 else 0o444)
             os.utime(p, (0, 0), follow_symlinks=False)
     out.chmod(0o555)
