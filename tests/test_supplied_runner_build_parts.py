@@ -186,3 +186,15 @@ def test_a_build_killed_midway_is_cleared_before_the_next(tmp_path, monkeypatch)
     dead.chmod(0o555)
     prepare.prepare_runner("3.13", ["pytest==8.4.1"])
     assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [key]
+
+
+def test_wheels_built_for_older_manylinux_are_accepted():
+    """pip widens only the legacy aliases, never an explicit manylinux_2_28: pandas 2.3.2 (tagged
+    manylinux_2_17 / manylinux2014 only) was refused before every tag was named."""
+    from tasks_lib.container.supplied_runner import wheels
+
+    flags = wheels.target_flags("3.13")
+    named = {flags[i + 1] for i, f in enumerate(flags) if f == "--platform"}
+    assert {"manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_5_x86_64"} <= named
+    assert "manylinux_2_29_x86_64" not in named
+    assert flags[flags.index("--abi") + 1] == "cp313"
