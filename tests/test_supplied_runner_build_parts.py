@@ -166,7 +166,7 @@ def test_two_jobs_preparing_at_once_build_once_and_get_the_same_runner(tmp_path)
         p.join(timeout=60)
     assert (tmp_path / "supplied-runner/builds.count").read_text() == "1\n"
     assert digests[0] == digests[1]
-    assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [prepare.cache_key("3.13", ["pytest==8.4.1"])]
+    assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [prepare.cache_key("3.13.5", ["pytest==8.4.1"])]
 
 
 def test_an_unreachable_index_is_a_typed_refusal(monkeypatch):
@@ -180,9 +180,28 @@ def test_an_unreachable_index_is_a_typed_refusal(monkeypatch):
 def test_a_build_killed_midway_is_cleared_before_the_next(tmp_path, monkeypatch):
     monkeypatch.setenv("TBFLOW_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(prepare, "_build", _fake_build)
-    key = prepare.cache_key("3.13", ["pytest==8.4.1"])
+    key = prepare.cache_key("3.13.5", ["pytest==8.4.1"])
     dead = tmp_path / "supplied-runner/builds" / f".{key[:16]}-killed/runner"
     dead.mkdir(parents=True)
     dead.chmod(0o555)
     prepare.prepare_runner("3.13", ["pytest==8.4.1"])
     assert [p.name for p in (tmp_path / "supplied-runner/builds").iterdir()] == [key]
+
+
+def test_wheels_built_for_older_manylinux_are_accepted():
+    """pip widens only the legacy aliases, never an explicit manylinux_2_28: pandas 2.3.2 (tagged
+    manylinux_2_17 / manylinux2014 only) was refused before every tag was named."""
+    from tasks_lib.container.supplied_runner import wheels
+
+    flags = wheels.target_flags("3.13")
+    named = {flags[i + 1] for i, f in enumerate(flags) if f == "--platform"}
+    assert {"manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_5_x86_64"} <= named
+    assert "manylinux_2_29_x86_64" not in named
+    assert flags[flags.index("--abi") + 1] == "cp313"
+
+
+def test_the_minor_and_the_full_version_share_one_runner(tmp_path, monkeypatch):
+    monkeypatch.setenv("TBFLOW_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prepare, "_build", _fake_build)
+    assert prepare.prepare_runner("3.13", ["pytest==8.4.1"]) == prepare.prepare_runner("3.13.5", ["pytest==8.4.1"])
+    assert (tmp_path / "supplied-runner/builds.count").read_text() == "1\n"

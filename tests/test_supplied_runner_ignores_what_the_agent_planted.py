@@ -149,3 +149,21 @@ def test_a_package_with_no_cp313_wheel_is_refused_by_name():
 
     with pytest.raises(RunnerUnavailable, match="no cp313 manylinux or pure-Python wheel.*pyyaml==5.1"):
         wheels.resolve("3.13", ["pyyaml==5.1"])
+
+
+def test_the_runner_on_disk_carries_every_hardening(runs):
+    import subprocess
+
+    from tasks_lib.container.supplied_runner.harden import LOADER, MULTIARCH, PATCHES
+
+    root = runs["runner"].path
+    for name, strings in PATCHES.items():
+        data = (root / MULTIARCH / name).read_bytes()
+        assert [s for s in strings if f"\0{s}\0".encode() in data] == [], name
+    interp = subprocess.run(["patchelf", "--print-interpreter", str(root / "bin/python3.13")], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert interp == f"{R}/{MULTIARCH}/{LOADER}"
+    assert not any(p.is_symlink() and str(p.readlink()).startswith("/") for p in root.rglob("*"))
+    assert not list(root.glob("lib/python3.13/lib-dynload/readline*"))
+    assert (root / "pyvenv.cfg").read_text() == f"home = {R}/bin\ninclude-system-site-packages = false\n"
+    assert (root / "lib/python313.zip").stat().st_size == 22  # an empty zip: the landmark search stops here

@@ -83,7 +83,7 @@ def check_request(python: str, specs: list[str]) -> None:
 def prepare_runner(python: str, wheels: list[str]) -> PreparedRunner:
     """The runner for ``python`` with ``wheels`` (pip specifiers), built once and then reused."""
     check_request(python, wheels)
-    key = cache_key(python, wheels)
+    key = cache_key(debs.PYTHON_VERSION, wheels)  # "3.13" and "3.13.5" are the same runner
     builds = runner_cache() / "builds"
     target = builds / key
     if (target / INFO).is_file():

@@ -24,8 +24,12 @@ from tasks_lib.errors import RunnerUnavailable
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 PIP_TIMEOUT_SEC = 600
-#: glibc 2.41 runs every manylinux_2_28 (and older, which pip includes) wheel
-PLATFORM = "manylinux_2_28_x86_64"
+#: the newest manylinux the runner accepts; its glibc (2.41) runs every one up to it
+MANYLINUX_MAX = 28
+#: pip does not widen an explicit ``--platform manylinux_2_28`` to older tags (only the legacy
+#: aliases), so every tag is named: a wheel built only for manylinux2014 (= 2_17) is fine too
+PLATFORMS = [f"manylinux_2_{minor}_x86_64" for minor in range(MANYLINUX_MAX, 4, -1)] + [
+    "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]
 
 
 def index_url() -> str:
@@ -35,7 +39,8 @@ def index_url() -> str:
 def target_flags(python: str) -> list[str]:
     """pip's flags that make it choose wheels for the runner, not for the Python running pip."""
     abi = "cp" + python.replace(".", "")
-    return ["--only-binary=:all:", "--platform", PLATFORM, "--python-version", python,
+    platforms = [flag for platform in PLATFORMS for flag in ("--platform", platform)]
+    return ["--only-binary=:all:", *platforms, "--python-version", python,
             "--implementation", "cp", "--abi", abi, "--abi", "abi3", "--abi", "none"]
 
 
