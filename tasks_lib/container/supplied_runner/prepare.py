@@ -136,8 +136,14 @@ def _check_version(full: str) -> str:
     return full
 
 
+#: runners this process has checked against their manifests (path -> digest): a job's trials reuse
+#: one runner, and hashing its 63 MB again for each would cost every trial up to a second of CPU
+_VERIFIED: dict[str, str] = {}
+
+
 def _load(target: Path) -> PreparedRunner:
-    digest = verify(target)
+    digest = _VERIFIED.get(str(target)) or verify(target)
+    _VERIFIED[str(target)] = digest
     info = json.loads((target / INFO).read_text())
     return PreparedRunner(path=target, digest=digest, python=info["python"], lock=info["lock"],
                           mount_at=info["mount_at"])
