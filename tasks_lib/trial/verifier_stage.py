@@ -79,7 +79,7 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     sandbox.fill_tests(task.tests_dir, STAGE)  # a read-only mount: outside the agent's reach
     inspect = sandbox.inspect(STAGE)  # one call: the image's environment and workdir, the layer's dirs
     config = inspect.get("Config") or {}
-    watch = watch_runner(sandbox.id, inspect)
+    watch = watch_runner(sandbox.id, inspect, task.tests_dir)
     image_env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
     ev = VerifierEvidence(timeout_sec=timeout_sec, grace_sec=JUDGE_GRACE_SEC)
     flags: list[TrialFlag] = []
