@@ -145,13 +145,26 @@ class WritableLayer:
         return self._hidden[key]
 
     def image_names(self, directory: str) -> set[str]:
-        """The names the image holds in ``directory`` (whiteouts of lower layers ignored: rare)."""
+        """The names the image holds in ``directory``, as its merged view shows them: from the
+        topmost layer down, a whiteout hides the name in the layers below, and a directory that a
+        layer made opaque, or deleted with a parent, hides every layer below. Read every layer
+        without the deletions, a command the Dockerfile removed (``RUN rm /usr/bin/curl``) was
+        still the image's, so the agent's honest reinstall of it looked like a shadow of it."""
         names: set[str] = set()
+        gone: set[str] = set()
         for low in self.lowers:
+            here = low + directory
             try:
-                names.update(os.listdir(low + directory))
+                with os.scandir(here) as it:
+                    entries = [(e.name, _whiteout(e.path)) for e in it]
             except OSError:
+                if self._hides(low, directory.rsplit("/", 1)[0]) or _whiteout(here):
+                    break
                 continue
+            names.update(n for n, out in entries if not out and n not in gone)
+            gone.update(n for n, out in entries if out)
+            if _opaque(here):
+                break
         return names
 
     def same_as_image(self, e: Entry) -> bool:

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import configparser
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
+from tasks_lib.trial.nspkg_pth import is_namespace_line
+
 Role = Literal["loader-preload", "startup-hook", "pytest-hook", "runner-command", "shadow-command", "path-dir",
                "runner-library", "shadow-module", "shadow-library", "loader-config", "shell-startup", "tool-config",
-               "fifo", "command"]
+               "fifo", "command", "project-hook"]
 Weight = Literal["gate", "hang", "info"]
 #: the bytes of an agent's file the content rules judge; ``head`` returns up to one more, and a
 #: file longer than this is judged as steering (what was not read may be what steers)
@@ -51,6 +54,8 @@ ROLES: dict[Role, tuple[Weight, str]] = {
     "tool-config": ("hang", "configuration that steers name resolution, package indexes or downloads"),
     "fifo": ("hang", "a FIFO: whoever reads it blocks until a writer comes"),
     "command": ("info", "a new command in a PATH directory"),
+    "project-hook": ("info", "a conftest.py away from the verifier's own tests: pytest loads it only for the "
+                             "agent's own tests next to it (tasks_lib/trial/verifier_tests.py)"),
 }
 
 RUNNER_COMMANDS = re.compile(r"(sh|bash|dash|env|python|python3(\.\d+)?|pytest|py\.test|pip|pip3(\.\d+)?|uv|uvx)")
@@ -76,9 +81,17 @@ BENIGN_PTH = (re.compile(r"import (__editable___[\w.-]+_finder); \1\.install\([^
               re.compile(r"import _virtualenv"),
               re.compile(r"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os\.environ\.get\(var, 'local'\) == "
                          r"'local'; enabled and __import__\('_distutils_hack'\)\.add_shim\(\); ?"))
-SHELL_BENIGN = re.compile(r"""(\#.*|(export\s+)?[A-Za-z_]\w*=("[^"`\\]*"|'[^']*'|[^\s;&|`'"()<>]*)|
-    case\ ":\$\{?PATH\}?:"\ in|\*:"[^"`$]*(\$\{?HOME\}?[^"`$]*)?":\*\)|;;|\*\)|esac|
-    (\.|source)\ "?\$\{?HOME\}?/[\w./-]+"?)""", re.X)
+#: a shell word that expands no command: quoted, or bare, with ``$VAR``/``${VAR...}`` only (no
+#: ``$(...)``, backquotes or ``$((...))``); possessive, so a hostile line is judged in linear time
+_DQ = r'"[^"`\\$]*+(?:\$\{?\w++\}?[^"`\\$]*+)*+"'
+_BARE = r"""[^\s;&|`'"()<>$]*+(?:\$\{?\w++\}?[^\s;&|`'"()<>$]*+)*+"""
+_VALUE = rf"""(?:{_DQ}|'[^']*+'|{_BARE})"""
+SHELL_BENIGN = re.compile(rf"""(\#.*|(export\s++)?[A-Za-z_]\w*+={_VALUE}|export(\s++[A-Za-z_]\w*+)++|
+    case\ ":\$\{{?PATH\}}?:"\ in|\*:"[^"`$]*+(\$\{{?HOME\}}?[^"`$]*+)?":\*\)|;;|\*\)|esac|
+    if\s++\[\s++-[defrsxLh]\s++{_VALUE}\s++\]\s*+;?\s*+(then)?|then|else|fi|
+    (\.|source)\ "?\$\{{?HOME\}}?/(\.local/bin/env|\.cargo/env)"?)""", re.X)
+#: an alias definition: inert where bash expands no alias (a script, ``expand_aliases`` off)
+SHELL_ALIAS = re.compile(rf"alias\s++[\w.:+-]++={_VALUE}")
 
 
 @dataclass(frozen=True)
@@ -94,6 +107,8 @@ class ImageContext:
     #: every path the container added or changed, and how (to tell a bytecode cache of the
     #: image's module from one of a module the agent planted)
     changes: dict[str, str] = field(default_factory=dict)
+    #: test.sh's shell expands no alias a sourced file defines (``runner_use.aliases_inert_for``)
+    aliases_inert: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,8 +139,8 @@ def role_of(c: Change, ctx: ImageContext, head: Head, image_head: Head = lambda:
     if c.change == "added" and bytecode_source(c.path) is not None:
         return _bytecode_role(c, ctx, head)
     if _sourced(c, ctx):  # before the commands: ~/.local/bin/env is sourced, not run
-        return None if shell_file_is_benign(head(), image_head() if c.change == "changed" else None) \
-            else "shell-startup"
+        return None if shell_file_is_benign(head(), image_head() if c.change == "changed" else None,
+                                            ctx.aliases_inert) else "shell-startup"
     for rule in (_hook_role, _command_role, _library_role):
         role = rule(c, name, ctx, head)
         if role is not None:
@@ -160,7 +175,7 @@ def _hook_role(c: Change, name: str, ctx: ImageContext, head: Callable[[], bytes
     if re.fullmatch(r"(site|user)customize(\.cpython-[\w-]+)?\.pyc?", name):
         return "startup-hook"
     if name.endswith(".pth"):
-        return "startup-hook" if pth_runs_code(head()) else None
+        return "startup-hook" if pth_runs_code(head(), ctx.stdlib) else None
     if re.fullmatch(r"conftest(\.cpython-[\w-]+)?\.pyc?", name):
         return "pytest-hook"
     if name == "entry_points.txt":
@@ -240,17 +255,21 @@ def _config_role(c: Change, ctx: ImageContext) -> Role | None:
     return None
 
 
-def pth_runs_code(data: bytes | None) -> bool:
+def pth_runs_code(data: bytes | None, stdlib: frozenset[str] = frozenset()) -> bool:
     """Whether a ``.pth`` file has a line Python executes (``import ...``) other than the ones pip
-    and setuptools write for honest installs. Path lines only append to ``sys.path`` (after the
-    standard library and site-packages, so they shadow nothing). Unknown or longer than
-    ``HEAD_LIMIT``: code (an ``import`` line can follow the part read)."""
+    and setuptools write for honest installs (editable finders, ``nspkg_pth``'s namespace lines for
+    names that shadow neither ``stdlib``, the image's, nor the host Python's standard library nor
+    the runner's modules). Path lines only append to ``sys.path`` (after the standard library and
+    site-packages, so they shadow nothing). Unknown or longer than ``HEAD_LIMIT``: code (an
+    ``import`` line can follow the part read)."""
     data = _whole(data)
     if data is None:
         return True
+    shadowable = stdlib | RUNNER_MODULES | frozenset(sys.stdlib_module_names)
     for raw in data.decode("utf-8", "replace").splitlines():
         line = raw.rstrip()
-        if line.startswith(("import ", "import\t")) and not any(p.fullmatch(line) for p in BENIGN_PTH):
+        if line.startswith(("import ", "import\t")) and not any(p.fullmatch(line) for p in BENIGN_PTH) \
+                and not is_namespace_line(line, shadowable):
             return True
     return False
 
@@ -314,16 +333,20 @@ def _whole(data: bytes | None) -> bytes | None:
     return None if data is None or len(data) > HEAD_LIMIT else data
 
 
-def shell_file_is_benign(data: bytes | None, image: bytes | None = None) -> bool:
+def shell_file_is_benign(data: bytes | None, image: bytes | None = None, aliases_inert: bool = False) -> bool:
     """A file a shell sources is benign when every line the agent added (to the image's version,
-    if any) only sets variables (no command, no function, no substitution), or is the PATH snippet
-    installers such as uv's and rustup's write. Unknown or longer than ``HEAD_LIMIT``: not benign."""
+    if any) only sets variables (no command, no function, no substitution), is an ``if [ -d DIR ]``
+    around such lines, the PATH snippet installers such as uv's and rustup's write, or, when
+    ``aliases_inert`` (test.sh's bash expands no alias: the task's tests neither turn
+    ``expand_aliases`` on nor start an interactive or POSIX shell), an alias. Unknown or longer
+    than ``HEAD_LIMIT``: not benign."""
     data = _whole(data)
     if data is None:
         return False
     had = {ln.strip() for ln in (image or b"").decode("utf-8", "replace").splitlines()}
     for raw in data.decode("utf-8", "replace").splitlines():
         line = raw.strip()
-        if line and line not in had and not line.startswith("#!") and not SHELL_BENIGN.fullmatch(line):
+        if line and line not in had and not line.startswith("#!") and not SHELL_BENIGN.fullmatch(line) \
+                and not (aliases_inert and SHELL_ALIAS.fullmatch(line)):
             return False
     return True

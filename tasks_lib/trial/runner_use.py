@@ -33,6 +33,8 @@ from tasks_lib.trial.runner_roles import (
     bytecode_source,
     role_of,
 )
+from tasks_lib.trial.verifier_tests import (aliases_inert_for, conftest_dir, conftest_reaches_the_verifiers_tests,
+                                            is_conftest)
 
 SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/lib/", "/lib64/",
                "/usr/lib/", "/usr/lib64/", "/usr/local/lib/", "/root/.local/")
@@ -116,8 +118,9 @@ def _roles(entries: list[Entry], ctx: ImageContext, layer: WritableLayer) -> dic
     return out
 
 
-def watch_runner(container: str, inspect: dict) -> RunnerWatch:
-    """Read the layer before the verifier and reset the atimes of the runner files in it."""
+def watch_runner(container: str, inspect: dict, tests_dir: Path | None = None) -> RunnerWatch:
+    """Read the layer before the verifier and reset the atimes of the runner files in it
+    (``tests_dir``: the task's tests, to know whether test.sh's shell expands aliases)."""
     layer = WritableLayer.of(container, inspect)
     scan = layer.scan()
     scan.entries = [e for e in scan.entries if e.path not in ENGINE_FILES]
@@ -125,7 +128,8 @@ def watch_runner(container: str, inspect: dict) -> RunnerWatch:
         scan.entries += _engine_mounts_changed(inspect)
     config = inspect.get("Config") or {}
     env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
-    ctx = image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan)
+    ctx = replace(image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan),
+                  aliases_inert=aliases_inert_for(tests_dir))
     roles = _roles(scan.entries, ctx, layer)
     copies = frozenset(p for p, (e, _) in roles.items() if layer.same_as_image(e))
     if copies:  # the image's own file: neither a role of its own nor a changed source for its bytecode
@@ -181,8 +185,13 @@ def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked
     uses = uses_since((e for e, _ in w.roles.values()), w.stamped) if w.layer.atimes else {}
     changed = [w.roles[p][0] for p, u in uses.items() if u.changed_after and not u.gone]
     theirs = _agents_writes(changed, agent_wrote, w)
+    again = w.layer.scan() if w.layer.upper is not None else None  # after the verifier
+    written = _written_since(w, again)
     files = []
     for path, (e, role) in sorted(w.roles.items()):
+        if is_conftest(path) and not conftest_reaches_the_verifiers_tests(
+                path, written, bool(w.layer.image_names(conftest_dir(path)))):
+            role = "project-hook"
         use = uses.get(path)
         during = bool(use and use.changed_after and theirs)
         # rewritten by test.sh itself (its own install): what it used is test.sh's, not the agent's
@@ -195,9 +204,18 @@ def runner_evidence(w: RunnerWatch, agent_wrote: int | None = None, judge_marked
                         deleted_system=[escaped_name(p) for p in w.scan.deleted_under(SYSTEM_DIRS) if p not in ENGINE_FILES],
                         written_bytes=sum(e.size for e in w.scan.entries if e.type == "file")
                         if w.scan.source == "upperdir" else None, same_as_image=len(w.copies))
-    if w.layer.upper is not None:  # always: a daemon may plant, and exit, before tbflow's judge lists it
-        ev.files += _planted_during(w, agent_wrote)
+    if again is not None:  # always: a daemon may plant, and exit, before tbflow's judge lists it
+        ev.files += _planted_during(w, agent_wrote, again)
     return ev
+
+
+def _written_since(w: RunnerWatch, again: LayerScan | None) -> list[str] | None:
+    """Files new or changed in the writable layer since the first reading (None: not known); a
+    runner file's own ctime is the one right after tbflow reset its atime."""
+    if again is None or again.incomplete or w.scan.incomplete:
+        return None
+    before = {e.path: e.ctime_ns for e in w.scan.entries} | w.stamped
+    return [e.path for e in again.entries if e.type != "dir" and before.get(e.path) != e.ctime_ns]
 
 
 def _agents_writes(entries: list[Entry], agent_wrote: int | None, w: RunnerWatch) -> bool:
@@ -246,9 +264,8 @@ def _imported(e: Entry, w: RunnerWatch) -> bool:
         return False
 
 
-def _planted_during(w: RunnerWatch, agent_wrote: int | None) -> list[RunnerFile]:
+def _planted_during(w: RunnerWatch, agent_wrote: int | None, again: LayerScan) -> list[RunnerFile]:
     before = {e.path: e.ctime_ns for e in w.scan.entries}
-    again = w.layer.scan()
     # new, or changed since the first reading without a role then (a file made executable, a .pth
     # given code): named again now
     new = [e for e in again.entries if e.path not in ENGINE_FILES and e.path not in w.roles
