@@ -15,7 +15,6 @@ its URL and the pins here need a refresh (the hardening's patch list is re-check
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from tasks_lib.errors import RunnerUnavailable
+from tasks_lib.file_sha256 import sha256_file
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DOWNLOAD_TIMEOUT_SEC = 120
@@ -81,7 +81,7 @@ def mirror() -> str:
 def fetch_deb(deb: Deb, cache: Path) -> Path:
     """The pinned .deb under ``cache``, downloaded (and checked) the first time it is needed."""
     target = cache / Path(deb.pool_path).name
-    if target.is_file() and _sha256(target) == deb.sha256:
+    if target.is_file() and sha256_file(target) == deb.sha256:
         return target
     url = f"{mirror()}/{deb.pool_path}"
     cache.mkdir(parents=True, exist_ok=True)
@@ -90,7 +90,7 @@ def fetch_deb(deb: Deb, cache: Path) -> Path:
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SEC) as resp:
             shutil.copyfileobj(resp, out)
-        got = _sha256(tmp)
+        got = sha256_file(tmp)
         if got != deb.sha256:
             raise RunnerUnavailable(f"{url}: sha256 {got} is not the pinned {deb.sha256}")
         os.replace(tmp, target)
@@ -118,11 +118,3 @@ def unpack_debs(cache: Path, root: Path) -> None:
 def pins_text() -> str:
     """The pins as text, for the cache key."""
     return "".join(f"{d.name} {d.version} {d.sha256} {d.pool_path}\n" for d in DEBS)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from tasks_lib.errors import RunnerUnavailable
+from tasks_lib.file_sha256 import sha256_file
 
 MANIFEST = "MANIFEST.sha256"
 
@@ -31,7 +32,7 @@ def manifest_text(root: Path) -> str:
                 lines.append(f"link\t{os.readlink(p)}\t{rel}")
             else:
                 kind = "exec" if p.stat().st_mode & 0o111 else "file"
-                lines.append(f"{kind}\t{_sha256(p)}\t{rel}")
+                lines.append(f"{kind}\t{sha256_file(p)}\t{rel}")
     lines.sort(key=lambda line: line.rsplit("\t", 1)[1])
     return "\n".join(lines) + "\n"
 
@@ -56,11 +57,3 @@ def verify(root: Path) -> str:
     if manifest_text(root) != recorded:
         raise RunnerUnavailable(f"{root}: its files no longer match {MANIFEST}; remove the directory to rebuild it")
     return digest_of(recorded)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
