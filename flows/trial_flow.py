@@ -77,7 +77,8 @@ from tasks_lib.text_clean import one_line
 from tasks_lib.trial.retry_decision import agent_may_own, retried
 from tasks_lib.trial.runner_choice import choose_runner
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
-from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs, run_verifier
+from tasks_lib.trial.separate_verifier import verify
+from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs
 
 _NO_CACHE: dict[str, Any] = dict(cache_policy=NO_CACHE, persist_result=False)
 _T = TypeVar("_T")
@@ -146,8 +147,10 @@ def kill_stage(spec: TrialSpec, agent: AgentStageResult) -> KillOutcome:
 def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path,
                        runner: VerifierRunner | None = None) -> VerifierStageResult:
     interrupts.check()
-    return run_verifier(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
-                        task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes, runner)
+    labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
+    return verify(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
+                  task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes, runner,
+                  spec.job_id, spec.trial_id, labels)
 
 
 @task(name="classify", task_run_name="{trial_id} · classify", **_NO_CACHE)

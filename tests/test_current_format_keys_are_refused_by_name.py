@@ -23,10 +23,9 @@ def _task(tmp_path, toml: str, name: str = "t"):
 
 
 @pytest.mark.parametrize("toml, shown", [
-    ('[verifier]\nenvironment_mode = "separate"\n', "[verifier] environment_mode"),
     ('[verifier.environment]\ndocker_image = "x"\n', "[verifier.environment]"),
-    ('[[verifier.collect]]\ncommand = "true"\n', "[[verifier.collect]]"),
-    ('artifacts = ["/app/out"]\n', "artifacts"),
+    ('[[verifier.collect]]\ncommand = "true"\nservice = "db"\n', "[[verifier.collect]]"),
+    ('artifacts = [{ source = "/dump.sql", service = "db" }]\n', "artifacts"),
     ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n', "[environment] network_mode"),
     ('[environment]\nos = "windows"\n', "[environment] os"),
     ('[environment]\ngpus = 1\n', "[environment] gpus"),
@@ -68,10 +67,10 @@ def test_compose_file_next_to_a_dockerfile_is_refused_naming_it(tmp_path):
 
 def test_refused_task_is_listed_and_the_others_still_run(tmp_path):
     make_task(tmp_path, "a-plain")
-    _task(tmp_path, '[verifier]\nenvironment_mode = "separate"\n', name="b-separate")
+    _task(tmp_path, '[verifier.environment]\ncpus = 2\n', name="b-verifier-env")
     ds = load_dataset(tmp_path)
     assert [t.name for t in ds.tasks] == ["a-plain"]
-    assert [(p.name, p.where.split(" ", 1)[1]) for p in ds.problems] == [("b-separate", "[verifier] environment_mode")]
+    assert [(p.name, p.where.split(" ", 1)[1]) for p in ds.problems] == [("b-verifier-env", "[verifier.environment]")]
 
 
 @pytest.mark.parametrize("toml, allow_internet", [

@@ -1,7 +1,8 @@
 """Through a real job: a task that declares Harbor's ``network_mode = "no-network"`` (and not the
 legacy ``allow_internet``) runs in a container with no network interface but loopback, as
 declared; a key no schema knows is shown in the report, and a sibling task that asks for a
-separate verifier is refused by that key and listed, never run as a shared-verifier task."""
+verifier environment of its own (not supported yet) is refused by that key and listed, never run
+in another environment than declared."""
 
 from pathlib import Path
 
@@ -28,16 +29,16 @@ def test_no_network_task_sees_only_loopback_and_refusals_are_listed(run_job, tmp
     offline = make_task(ds, "a-offline", check='[ "$(ls /sys/class/net)" = lo ]')
     (offline / "task.toml").write_text(NO_NETWORK_TOML)
     separate = make_task(ds, "b-separate")
-    (separate / "task.toml").write_text(NO_NETWORK_TOML.replace("[verifier]\n", '[verifier]\nenvironment_mode = "separate"\n'))
+    (separate / "task.toml").write_text(NO_NETWORK_TOML + '\n[verifier.environment]\ndocker_image = "grader:1"\n')
 
     result = run_job(ds, harnesses=["oracle"])
 
     rec = record_of(result, "a-offline")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity
     assert [r.spec.task_name for r in result.records] == ["a-offline"]
-    assert [(p.name, p.where.rsplit(" ", 2)[-2:]) for p in result.task_problems] == [
-        ("b-separate", ["[verifier]", "environment_mode"])]
+    assert [(p.name, p.where.endswith("task.toml [verifier.environment]")) for p in result.task_problems] == [
+        ("b-separate", True)]
     assert [(n.name, n.message.split(":")[0]) for n in result.task_notes] == [("a-offline", "flavour")]
     report = (Path(result.job_dir) / "report.md").read_text()
     assert "## Task keys tbflow does not know (1)" in report and "flavour" in report
-    assert "## Tasks that could not be loaded (1)" in report and "separate verifier" in report
+    assert "## Tasks that could not be loaded (1)" in report and "verifier environment of its own" in report

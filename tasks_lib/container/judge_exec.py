@@ -194,12 +194,12 @@ def run_judge(container: str, args: list[str], stage: str, deadline_sec: float, 
 
 
 def run_tool(container: str, argv: list[str], stage: str, deadline_sec: float, *, user: str,
-             env: dict[str, str] | None = None, ack_end: bool = False) -> ToolRun:
+             env: dict[str, str] | None = None, ack_end: bool = False, workdir: str = "/") -> ToolRun:
     """Run one of tbflow's own programs (absolute path, no shell) and read its output, all within
     ``deadline_sec``; the output is parsed as the judge's channel (empty for other programs)."""
     began = time.monotonic()
     deadline = began + deadline_sec
-    exec_id, reader = start(container, argv, stage, user=user, env=env, ack_end=ack_end)
+    exec_id, reader = start(container, argv, stage, user=user, env=env, ack_end=ack_end, workdir=workdir)
     try:
         while reader.is_alive() and time.monotonic() < deadline:
             reader.join(0.25)

@@ -209,10 +209,11 @@ class Sandbox:
 
     # -- commands ----------------------------------------------------------------------------
 
-    def run_tool(self, argv: list[str], stage: str, *, user: str = "root", timeout: float = 30) -> tuple[int | None, str]:
-        """A short command of tbflow's own (absolute path, no shell) under a host-side deadline:
+    def run_tool(self, argv: list[str], stage: str, *, user: str = "root", timeout: float = 30,
+                 workdir: str = "/") -> tuple[int | None, str]:
+        """A short command under a host-side deadline (absolute path, no shell of its own):
         (Docker's exit code, or None at the deadline; stdout+stderr)."""
-        run = judge_exec.run_tool(self.id, argv, stage, timeout, user=user)
+        run = judge_exec.run_tool(self.id, argv, stage, timeout, user=user, workdir=workdir)
         return run.exit_code, (run.stdout + run.stderr).decode("utf-8", errors="backslashreplace")
 
     def judge(self, args: list[str], stage: str, deadline_sec: float,

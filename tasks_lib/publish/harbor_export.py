@@ -9,6 +9,7 @@ Layout (what Harbor's viewer and the leaderboard read)::
     DIR/<job_name>/<trial>/agent/          the harness's logs (a host-side agent's in agent/host-agent/),
                                            and trajectory.json when recorded
     DIR/<job_name>/<trial>/verifier/       test output, reward files, ctrf.json
+    DIR/<job_name>/<trial>/artifacts/      what was collected after the agent phase, manifest.json
 
 ``DIR`` is then both a leaderboard submission folder and a jobs dir for ``harbor view DIR``.
 The job dir is built beside its final place and renamed into it, so a reader never sees half an
@@ -35,7 +36,7 @@ from tasks_lib.store.job_store import write_atomic
 TRAJECTORY = "trajectory.json"
 AGENT_WRITTEN_TRAJECTORY = "trajectory.agent-written.json"
 #: trial-dir folder -> where Harbor keeps it (a host-side agent's own logs are agent logs too)
-_COPIED = {"agent": "agent", "host-agent": "agent/host-agent", "verifier": "verifier"}
+_COPIED = {"agent": "agent", "host-agent": "agent/host-agent", "verifier": "verifier", "artifacts": "artifacts"}
 
 
 class ExportSummary(BaseModel):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
 from tasks_lib.dataset.dataset_models import DatasetSource
+from tasks_lib.records.artifact_record import ArtifactEntry, CollectRun
 from tasks_lib.gateway.gateway_usage import GatewayUsage
 from tasks_lib.records.harness_source import HarnessSource
 from tasks_lib.records.job_identity import JobIdentity
@@ -171,6 +172,12 @@ class VerifierOutcome(BaseModel):
     stdout_log: str | None = None
     #: which runner ran test.sh's tests
     runner: VerifierRunner | None = None
+    #: "separate": test.sh ran in a fresh container of the task's environment that received only the
+    #: artifacts (the task's ``[verifier] environment_mode``); "shared": in the agent's container
+    environment: Literal["shared", "separate"] = "shared"
+    #: what was collected from the agent's container (also ``artifacts/manifest.json``)
+    artifacts: list[ArtifactEntry] = Field(default_factory=list)
+    collect: list[CollectRun] = Field(default_factory=list)
 
 
 class StageError(BaseModel):

@@ -122,9 +122,35 @@ def _schema_version(value: Any, raw: dict) -> str | None:
     return f"= {value!r}: tbflow reads task schema 1.x (Harbor 0.26 writes 1.4)"
 
 
-_SEPARATE = ("a separate verifier container (fed only with the declared artifacts) is not "
-             "supported yet; tbflow would run the verifier in the agent's container")
-_ARTIFACTS = "collecting artifacts from the container is not supported yet; they would be dropped"
+_VERIFIER_ENV = ("a verifier environment of its own (image, resources, policy) is not supported yet; "
+                 "environment_mode = \"separate\" alone runs test.sh in a fresh container of the task's own "
+                 "environment")
+_SIDECAR = "names a compose service other than main; " + "compose services (sidecars) are not supported yet"
+
+
+def _main_service(value: Any, raw: dict) -> str | None:
+    return None if value in (None, "", "main") else f"= {value!r}: {_SIDECAR}"
+
+
+def _artifact_entries(value: Any, raw: dict) -> str | None:
+    """Entries from ``main`` are honoured (a string is one); the walk does not enter lists, so the
+    ``service`` of each table is checked here."""
+    if not isinstance(value, list):
+        return None  # the model names the wrong type
+    for entry in value:
+        why = _main_service(entry.get("service"), raw) if isinstance(entry, dict) else None
+        if why:
+            return f"service {why}"
+    return None
+
+
+def _collect_hooks(value: Any, raw: dict) -> str | None:
+    """Hooks in ``main`` are honoured; a hook in a sidecar cannot be (no sidecars)."""
+    if not isinstance(value, list):
+        return None  # the model names the wrong type
+    services = sorted({str(h.get("service")) for h in value if isinstance(h, dict) and h.get("service") not in
+                       (None, "main")})
+    return f"service = {services[0]!r}: {_SIDECAR}" if services else None
 _COMPOSE = "compose services (sidecars) are not supported yet"
 
 #: every key path of Harbor 0.26's TaskConfig ("a.b", "a[].b" for lists of tables), plus the
@@ -151,9 +177,9 @@ RULES: dict[str, Rule] = {
     "verifier.user": Check(_root_only),
     "verifier.network_mode": Check(_phase_mode),
     "verifier.allowed_hosts": Refuse("an egress allowlist is not supported yet"),
-    "verifier.environment_mode": Refuse(_SEPARATE, allowed=("shared",)),
-    "verifier.environment": Refuse(_SEPARATE),
-    "verifier.collect": Refuse("collect hooks feed a separate verifier's artifacts; " + _ARTIFACTS),
+    "verifier.environment_mode": HONOURED,  # "shared" or "separate" (the model checks the value)
+    "verifier.environment": Refuse(_VERIFIER_ENV),
+    "verifier.collect": Check(_collect_hooks),
     "environment": HONOURED,
     "environment.build_timeout_sec": HONOURED,
     "environment.docker_image": HONOURED,
@@ -178,7 +204,11 @@ RULES: dict[str, Rule] = {
     "solution.env": Check(_no_host_templates),
     "multi_step_reward_strategy": Check(_step_strategy),
     "steps": Refuse("multi-step tasks are not supported yet; one step's run would be scored as the task"),
-    "artifacts": Refuse(_ARTIFACTS),
+    "artifacts": Check(_artifact_entries),
+    "artifacts[].source": HONOURED,
+    "artifacts[].destination": HONOURED,
+    "artifacts[].exclude": HONOURED,
+    "artifacts[].service": Check(_main_service),
 }
 
 #: rows that are not keys of Harbor 0.26's schema: aliases its validators map before parsing

@@ -76,6 +76,7 @@ def load_task(path: Path) -> Task:
         raise TaskFormatError(str(compose[0]), "refused: compose environments (sidecars, overrides of how "
                                                "'main' is built) are not supported yet; without them the "
                                                "task would run as something else")
+    _refuse_verifier_image(path, raw)
     for rel in REQUIRED:
         if not (path / rel).exists():
             raise TaskFormatError(str(path / rel), "missing (a Terminal-Bench task needs it)")
@@ -97,6 +98,20 @@ def load_task(path: Path) -> Task:
         notes=[f"{shown_key(k)}: not a key of Harbor 0.26's task schema nor of tbflow's; ignored"
                for k in verdicts.unknown],
     )
+
+
+def _refuse_verifier_image(path: Path, raw: dict) -> None:
+    """In separate mode Harbor builds the verifier's image from ``tests/Dockerfile`` (or compose)
+    when there is one, with the tests baked in; tbflow does not build that image yet, and running
+    test.sh in the task's own image instead would judge with another toolchain than declared."""
+    verifier = raw.get("verifier")
+    if not isinstance(verifier, dict) or verifier.get("environment_mode") != "separate":
+        return
+    for name in ("Dockerfile", *COMPOSE_FILES):
+        if (path / "tests" / name).exists():
+            raise TaskFormatError(str(path / "tests" / name),
+                                  "refused: a separate verifier's own image built from tests/ is not supported "
+                                  "yet; tbflow would run test.sh in the task's environment image instead")
 
 
 def _select(names: list[str], include: list[str], exclude: list[str]) -> list[str]:

@@ -33,11 +33,57 @@ class AgentConfig(BaseModel):
     timeout_sec: float = Field(default=600.0, gt=0)
 
 
+class CollectHook(BaseModel):
+    """``[[verifier.collect]]``: a command run in the agent's container after the agent phase, to
+    snapshot state into files an ``artifacts`` entry then collects (Harbor runs it with ``sh -c``,
+    best effort: a failing hook is recorded, never fatal)."""
+
+    model_config = _LENIENT
+    command: str
+    service: str = "main"
+    timeout_sec: float = Field(default=60.0, gt=0)
+    user: str | int | None = None
+
+
+class ArtifactSpec(BaseModel):
+    """An ``artifacts`` entry: a path in the agent's container copied out after the agent phase,
+    kept in the trial's ``artifacts/`` and, for a separate verifier, put back at ``source`` in the
+    verifier's fresh container. A plain string is ``source`` alone."""
+
+    model_config = _LENIENT
+    source: str
+    destination: str | None = None
+    exclude: list[str] = Field(default_factory=list)
+    service: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _no_parent_parts(cls, value: str) -> str:
+        if not value or ".." in value.split("/"):
+            raise ValueError(f"an artifact source must be a path without '..' parts, got {value!r}")
+        return value
+
+    @field_validator("destination")
+    @classmethod
+    def _relative_destination(cls, value: str | None) -> str | None:
+        """Harbor's rules: relative, forward slashes, no '..', never the manifest's own name."""
+        if not value:
+            return None
+        if value.startswith("/") or "\\" in value or ".." in value.split("/") or value.rstrip("/") == "manifest.json":
+            raise ValueError(f"an artifact destination must be a relative path inside artifacts/ "
+                             f"(not manifest.json), got {value!r}")
+        return value
+
+
 class VerifierConfig(BaseModel):
     model_config = _LENIENT
     timeout_sec: float = Field(default=600.0, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
     user: str | None = None
+    #: "separate": test.sh runs in a fresh container of the task's environment that receives only
+    #: the collected artifacts (Harbor's ``environment_mode``); None/"shared": in the agent's
+    environment_mode: Literal["shared", "separate"] | None = None
+    collect: list[CollectHook] = Field(default_factory=list)
 
 
 class SolutionConfig(BaseModel):
@@ -110,6 +156,15 @@ class TaskConfig(BaseModel):
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
+    artifacts: list[ArtifactSpec] = Field(default_factory=list)
+
+    @field_validator("artifacts", mode="before")
+    @classmethod
+    def _string_entries(cls, value: Any) -> Any:
+        """``artifacts = ["/app/out"]`` is Harbor's short form of ``{source = "/app/out"}``."""
+        if isinstance(value, list):
+            return [{"source": v} if isinstance(v, str) else v for v in value]
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -141,6 +196,16 @@ class Task(BaseModel):
         ``environment/`` (``--build``); a task without a Dockerfile then fails its build-image."""
         env = self.config.environment.model_copy(update={"docker_image": None})
         return self.model_copy(update={"config": self.config.model_copy(update={"environment": env})})
+
+    @property
+    def separate_verifier(self) -> bool:
+        """test.sh runs in a fresh container fed only with the artifacts (Harbor's separate mode)."""
+        return self.config.verifier.environment_mode == "separate"
+
+    @property
+    def collects(self) -> bool:
+        """Anything to collect from the agent's container after the agent phase."""
+        return self.separate_verifier or bool(self.config.artifacts or self.config.verifier.collect)
 
     @property
     def tests_dir(self) -> Path:
