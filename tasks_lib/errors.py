@@ -141,6 +141,12 @@ class ContainerError(EnvironmentFailure):
     """The trial container could not be created, started, or it vanished."""
 
 
+class HealthcheckFailed(EnvironmentFailure):
+    """The task's ``[environment.healthcheck]`` did not pass before the agent started: the task's
+    environment is not ready, which is never the agent's result (it has not run). Retried as
+    other environment failures are: a service that starts slowly under load may pass next time."""
+
+
 class TransferError(EnvironmentFailure):
     """Moving files into or out of the container failed."""
 

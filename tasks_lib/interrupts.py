@@ -72,3 +72,10 @@ def stopping() -> bool:
 def check() -> None:
     if _stop.is_set():
         raise Interrupted("the job is stopping")
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds``, or less when the job starts stopping (then ``Interrupted``): a wait the
+    task's own settings ask for (a healthcheck's interval) never delays Ctrl-C."""
+    _stop.wait(seconds)
+    check()

@@ -30,7 +30,6 @@ def _task(tmp_path, toml: str, name: str = "t"):
     ('[environment]\nos = "windows"\n', "[environment] os"),
     ('[environment]\ngpus = 1\n', "[environment] gpus"),
     ('[environment.tpu]\ntype = "v6e"\ntopology = "2x4"\n', "[environment.tpu]"),
-    ('[environment.healthcheck]\ncommand = "true"\n', "[environment.healthcheck]"),
     ('[[environment.mcp_servers]]\nname = "m"\nurl = "http://mcp:8000"\n', "[environment] mcp_servers"),
     ('[environment]\nskills_dir = "/skills"\n', "[environment] skills_dir"),
     ('[agent]\nuser = "agent"\n', "[agent] user"),
@@ -89,6 +88,9 @@ def test_network_mode_is_honoured_as_the_containers_network(tmp_path, toml, allo
     '[environment]\nos = "Linux"\ngpus = 0\ngpu_types = []\nmcp_servers = []\n',
     'artifacts = []\nmulti_step_reward_strategy = "mean"\nsource = "x"\n',
     '[environment.env]\nLITERAL = "$HOME and ${not closed"\n',
+    '[environment.healthcheck]\ncommand = "true"\nretries = 2\n',
+    'artifacts = ["/app/out", { source = "/srv", exclude = ["*.tmp"] }]\n[verifier]\nenvironment_mode = "separate"\n'
+    '[[verifier.collect]]\ncommand = "true"\n',
     '[task]\nname = "org/t"\nversion = "1"\n[[task.authors]]\nname = "a"\nemail = "a@b.c"\n',
 ])
 def test_neutral_values_of_current_keys_load(tmp_path, toml):

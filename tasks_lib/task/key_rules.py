@@ -195,7 +195,13 @@ RULES: dict[str, Rule] = {
     "environment.mcp_servers": Refuse("MCP servers are not passed to agents yet; " + _COMPOSE),
     "environment.env": Check(_no_host_templates),
     "environment.skills_dir": Refuse("skills are not copied into the agents' configuration yet"),
-    "environment.healthcheck": Refuse("healthchecks before the agent starts are not run yet"),
+    "environment.healthcheck": HONOURED,  # run before the agent starts (tasks_lib/trial/healthcheck.py)
+    "environment.healthcheck.command": HONOURED,
+    "environment.healthcheck.interval_sec": HONOURED,
+    "environment.healthcheck.timeout_sec": HONOURED,
+    "environment.healthcheck.start_period_sec": HONOURED,
+    "environment.healthcheck.start_interval_sec": HONOURED,
+    "environment.healthcheck.retries": HONOURED,
     "environment.workdir": HONOURED,
     "environment.allow_internet": HONOURED,  # false is the no-network policy
     "environment.network_mode": Check(_baseline_mode),

@@ -75,6 +75,19 @@ class ArtifactSpec(BaseModel):
         return value
 
 
+class HealthcheckConfig(BaseModel):
+    """``[environment.healthcheck]``: Docker HEALTHCHECK's options, as Harbor runs them before the
+    agent starts (``tasks_lib/trial/healthcheck.py``)."""
+
+    model_config = _LENIENT
+    command: str
+    interval_sec: float = Field(default=5.0, ge=0)
+    timeout_sec: float = Field(default=30.0, gt=0)
+    start_period_sec: float = Field(default=0.0, ge=0)
+    start_interval_sec: float = Field(default=5.0, ge=0)
+    retries: int = Field(default=3, ge=1)
+
+
 class VerifierConfig(BaseModel):
     model_config = _LENIENT
     timeout_sec: float = Field(default=600.0, gt=0)
@@ -117,6 +130,7 @@ class EnvironmentConfig(BaseModel):
     network_mode: Literal["public", "no-network", "allowlist"] | None = None
     workdir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    healthcheck: HealthcheckConfig | None = None
 
     @model_validator(mode="before")
     @classmethod
