@@ -3,7 +3,8 @@
 (test.sh's own downloads would fail here: trial containers have no network), with the reward its
 rule gives; a hostile agent that plants what a container-built runner would load, and keeps a
 daemon trying to reach the runner's memory, gets its honest 0; an honest agent whose work looks
-odd (its own venv, a sitecustomize, an alias in ~/.bashrc) gets its 1 with no gate-failing flag."""
+odd (its own venv, a sitecustomize, an alias in ~/.bashrc) gets its 1 with no gate-failing flag;
+a task that asks for a separate verifier gets the supplied runner in its fresh container too."""
 
 from __future__ import annotations
 
@@ -81,10 +82,16 @@ def test_supplied_runner_scores_as_test_sh_and_holds_against_what_the_agent_left
                               "mkdir -p /usr/lib/python3/dist-packages\n"
                               "echo 'import os' > /usr/lib/python3/dist-packages/sitecustomize.py\n")
 
+    separate = _task(ds, "d-separate", "echo 42 > /app/answer.txt\n" + PLANTS)
+    toml = (separate / "task.toml").read_text().replace("[verifier]\n", '[verifier]\nenvironment_mode = "separate"\n')
+    (separate / "task.toml").write_text('artifacts = ["/app/answer.txt"]\n' + toml)
+
     result = run_job(ds, harnesses=["oracle"], concurrency=2)
 
-    solved, hostile, honest = (record_of(result, n) for n in ("a-solved", "b-hostile", "c-honest-odd"))
-    for rec, reward in ((solved, 1.0), (hostile, 0.0), (honest, 1.0)):
+    solved, hostile, honest, apart = (record_of(result, n) for n in ("a-solved", "b-hostile", "c-honest-odd",
+                                                                     "d-separate"))
+    assert apart.verifier.environment == "separate"
+    for rec, reward in ((solved, 1.0), (hostile, 0.0), (honest, 1.0), (apart, 1.0)):
         assert (rec.validity.status, rec.validity.reward) == ("scored", reward), (rec.trial_id, rec.validity)
         runner = rec.verifier.runner
         assert runner is not None and runner.source == "tbflow", runner
