@@ -9,6 +9,7 @@ from pathlib import Path
 
 from task_factory import make_task, record_of
 from tasks_lib.publish.harbor_export import export_harbor
+from tasks_lib.report.html.render_html import trial_page_name
 
 SEPARATE_TOML = """\
 schema_version = "1.4"
@@ -86,6 +87,10 @@ def test_separate_verifier_sees_the_artifacts_and_nothing_else_the_agent_did(run
     assert (shared.validity.status, shared.validity.reward) == ("scored", 1.0), shared.validity
     assert shared.verifier.environment == "shared"
     assert _manifest(result, "c-shared-artifacts")["/app/out.txt"]["status"] == "ok"
+
+    page = (Path(result.job_dir) / "report-trials" / trial_page_name(solved.spec.trial_id)).read_text()
+    assert 'id="separate"' in page and "the container's (detection only)" in page
+    assert "skipped as unsafe: site/passwd" in page and "<code>/app/out.txt</code>" in page
 
     export_harbor(Path(result.job_dir), tmp_path / "export")  # Harbor's trial layout keeps artifacts/
     exported = list((tmp_path / "export").glob(f"*/{solved.spec.trial_id}/artifacts/manifest.json"))
