@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_judging_code_is_hashed_file_by_file(tmp_path):
     ids = judge_identity()
-    assert "tasks_lib/trial/classify.py" in ids.files and "tasks_lib/trial/rewards.py" in ids.files
+    assert "tasks_lib/trial/trial_verdict.py" in ids.files and "tasks_lib/trial/rewards.py" in ids.files
     assert all((ROOT / src).is_file() for src in ids.files), "keys are paths relative to the repository"
 
 
