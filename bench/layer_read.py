@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tasks_lib.container.docker_client import get_client  # noqa: E402
-from tasks_lib.trial.runner_use import runner_evidence, watch_runner  # noqa: E402
+from tasks_lib.judge.runner_use import runner_evidence, watch_runner  # noqa: E402
 
 BASE = "tbflow/base:bookworm"
 BIG = "tbflow-bench/layer-read-big:1"

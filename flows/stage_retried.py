@@ -17,9 +17,10 @@ trial's try then fails; a ``Retried`` run commits its own transaction at once so
 what it is. The retries left reach the stage through a context variable the trial sets: Prefect
 runs a task called inside a task in the caller's thread and context.
 
-The decision is ``tasks_lib/trial/retry_decision.py``'s, the same the trial takes with the same
-inputs: for a stage after the agent stage (kill-process-groups, run-verifier) whether the agent
-broke its own container is Docker's evidence, read once by the trial's ``agents_doing`` for both.
+The decision is the trial's verdict table's (``tasks_lib/trial/trial_verdict.py``, read down to
+its retry row), the same the trial takes with the same inputs: for a stage after the agent stage
+(kill-process-groups, run-verifier) whether the agent broke its own container is Docker's
+evidence, read once by the trial's ``agents_doing`` for both.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from prefect.states import Cancelled, State
 from prefect.transactions import CommitMode, get_transaction
 
 from tasks_lib.text_clean import one_line
-from tasks_lib.trial.retry_decision import AgentsDoing, retried
+from tasks_lib.trial.trial_evidence import AgentsDoing
+from tasks_lib.trial.trial_verdict import retried_after
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -75,7 +77,7 @@ def ends_retried(agent_returned: bool) -> Callable[[Callable[P, R]], Callable[P,
                 return stage(*args, **kwargs)
             except Exception as exc:
                 this_try = _TRY.get()
-                if this_try is None or not retried(exc, this_try.retries_left, agent_returned, this_try.agents_doing):
+                if this_try is None or not retried_after(exc, this_try.retries_left, agent_returned, this_try.agents_doing):
                     raise
                 return retried_state(exc, this_try.retries_left)
 

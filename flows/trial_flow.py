@@ -19,8 +19,9 @@ Docker's evidence whether that is the agent's result (scored 0, flagged) or the 
 Retries: an ``EnvironmentFailure`` re-raises while ``--env-retries`` remain and Prefect re-runs
 the trial (its ``retry_condition_fn`` accepts only that type); the last try is recorded as
 invalid: environment with every try's error. Agent and verifier outcomes are data and are never
-retried. Whether a failure is retried is one decision (``tasks_lib/trial/retry_decision.py``) that
-the failing stage takes too, on the same evidence: a try the trial retries ends its stage
+retried. The trial's verdict, and whether a failure is retried, is one table over the evidence the
+stages collected (``tasks_lib/trial/trial_verdict.py``): this module only collects and acts. The
+failing stage asks the same table, on the same evidence: a try the trial retries ends its stage
 ``Retried``, not ``Failed`` (``flows/stage_retried.py``). The container is removed in
 ``finally``; a trial interrupted by a stopping job raises ``Interrupted`` and leaves no record.
 
@@ -37,7 +38,7 @@ import json
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -57,7 +58,6 @@ from harnesses.registry import get_harness, resolve_harness
 from tasks_lib import interrupts
 from tasks_lib.trial.agent_stage import AgentStageResult, read_agent_logs, run_agent
 from tasks_lib.trial.trajectory_stage import with_trajectory
-from tasks_lib.trial.classify import classify
 from tasks_lib.trial.container_health import stopped_container_flag
 from tasks_lib.container.container_outcomes import LogsOutcome
 from tasks_lib.container.docker_client import ENGINE_WAIT_SEC, LABEL_FLOW_RUN, LABEL_JOB_DIR, wait_for_engine
@@ -67,16 +67,17 @@ from tasks_lib.trial.images import ensure_image
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.trial.model_link import gateway_mounts
 from tasks_lib.trial.process_groups import kill_process_groups
-from tasks_lib.records.record_models import (AgentOutcome, ImageOutcome, KillOutcome, RanOn, StageError, TrialFlag,
-                                             TrialRecord, TrialSpec, Validity, VerifierOutcome, VerifierRunner)
+from tasks_lib.records.record_models import (ImageOutcome, KillOutcome, RanOn, TrialFlag, TrialRecord, TrialSpec,
+                                             VerifierOutcome, VerifierRunner)
 from tasks_lib.container.container_removal import container_name, remove_trial_container
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.task.task_loader import load_task
 from tasks_lib.task.task_model import Task
 from tasks_lib.text_clean import one_line
-from tasks_lib.trial.retry_decision import agent_may_own, retried
 from tasks_lib.trial.runner_choice import choose_runner
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
+from tasks_lib.trial.trial_evidence import AgentsDoing, TrialEvidence, failure_may_be_agents
+from tasks_lib.trial.trial_verdict import TrialVerdict, decide, retried
 from tasks_lib.trial.separate_verifier import verify
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs
 
@@ -154,9 +155,9 @@ def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path,
 
 
 @task(name="classify", task_run_name="{trial_id} · classify", **_NO_CACHE)
-def classify_stage(trial_id: str, kind: str, error: StageError | None, agent: AgentOutcome | None,
-                   verifier: VerifierOutcome | None, broke: TrialFlag | None = None) -> Validity:
-    return classify(kind, error, agent, verifier, broke)  # type: ignore[arg-type]
+def classify_stage(trial_id: str, evidence: TrialEvidence) -> TrialVerdict:
+    """The trial's verdict table over the try's evidence (``tasks_lib/trial/trial_verdict.py``)."""
+    return decide(evidence)
 
 
 def _retry_environment_only(task_, task_run, state) -> bool:
@@ -189,13 +190,8 @@ class Evidence:
     broke: TrialFlag | None = None
     logs: LogsOutcome | None = None
     failure: StageFailure | None = None
-    retried: bool = False  # the failure makes the trial try again (tasks_lib/trial/retry_decision.py)
     memory_mb: int | None = None
     flags: list[TrialFlag] = field(default_factory=list)
-
-    @property
-    def error(self) -> StageError | None:
-        return self.failure.error if self.failure is not None else None
 
 
 @dataclass(frozen=True)
@@ -233,10 +229,10 @@ def _trial_body(spec: TrialSpec, job_dir: str) -> State:
     except interrupts.Interrupted:
         raise
     except Exception as exc:  # every other failure is the record's (tasks_lib/trial/stage_failures.py)
-        _note_failure(trial_dir, ev, exc, this_try.retries_left, agents_doing)
+        _note_failure(trial_dir, ev, exc, agents_doing)
     finally:
         _collect_and_remove(spec, trial_dir, ev)
-    return _finish(spec, harness, store, trial_dir, ev, this_try, started)
+    return _finish(spec, harness, store, trial_dir, ev, this_try, started, agents_doing)
 
 
 def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool) -> None:
@@ -281,19 +277,13 @@ def _agents_doing(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> Callable[[]
     return read
 
 
-def _note_failure(trial_dir: Path, ev: Evidence, exc: Exception, retries_left: int,
-                  agents_doing: Callable[[], TrialFlag | None]) -> None:
-    """An environment failure once the agent ran may be the agent's doing (it stopped its own
-    container): then it is the agent's result, scored and flagged. Otherwise the failure is the
-    record's, and whether the trial retries it is the decision its stage took too
-    (tasks_lib/trial/retry_decision.py)."""
-    agent_returned = ev.agent is not None
-    if agent_may_own(exc, agent_returned):
-        ev.broke = agents_doing()
-        if ev.broke is not None:
-            return
+def _note_failure(trial_dir: Path, ev: Evidence, exc: Exception, agents_doing: AgentsDoing) -> None:
+    """The failure as evidence (typed, its traceback kept: tasks_lib/trial/stage_failures.py). One
+    that may be the agent's doing (it stopped its own container) has Docker's evidence read now,
+    while the container is there; whose it is, and whether it is retried, is the verdict table's."""
     ev.failure = stage_failure(exc, trial_dir)
-    ev.retried = retried(exc, retries_left, agent_returned, agents_doing)
+    if failure_may_be_agents(ev.failure, agent_returned=ev.agent is not None):
+        agents_doing()  # memoized: the table's rows read this answer
 
 
 def _collect_and_remove(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> None:
@@ -306,9 +296,12 @@ def _collect_and_remove(spec: TrialSpec, trial_dir: Path, ev: Evidence) -> None:
 
 
 def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evidence, this_try: _Try,
-            started: datetime) -> State:
-    """Retry a retryable environment failure while retries are left; else record the trial."""
-    error = ev.error
+            started: datetime, agents_doing: AgentsDoing) -> State:
+    """Retry the try when the verdict table says so (a retryable environment failure while retries
+    are left); else record the trial with the table's verdict."""
+    evidence = TrialEvidence(harness.kind, ev.failure, agent_returned=ev.agent is not None, agents_doing=agents_doing,
+                             retries_left=this_try.retries_left, verifier=ev.verifier, broke=ev.broke)
+    error = evidence.error  # Docker's evidence was read (memoized) before the container went
     if error is not None and error.kind == "environment" and wait_for_engine():
         # The engine was away (restarting) when the container should have gone: remove it now,
         # and retry only once the engine answers again, so the outage costs one try, not all.
@@ -318,22 +311,21 @@ def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evid
         agent_outcome = with_trajectory(agent_outcome, spec, harness.version, trial_dir, store.job_dir)
     interrupts.check()
     earlier = this_try.earlier_errors()
-    failed = ev.failure
-    if failed is not None and ev.retried:
+    evidence = replace(evidence, agent=agent_outcome, earlier_tries=len(earlier))
+    if ev.failure is not None and retried(evidence):
+        failed = ev.failure.error
         this_try.retry_log.parent.mkdir(exist_ok=True)
-        this_try.retry_log.write_text(json.dumps(earlier + [f"{failed.error.stage}: {failed.error.message}"]))
-        raise EnvironmentRetry(failed.error.stage, f"retrying after: {failed.error.message}", failed.error.evidence)
-    validity = classify_stage(spec.trial_id, harness.kind, q(error), q(agent_outcome), q(ev.verifier), q(ev.broke))
-    if earlier and error is not None:
-        validity.reason = f"{validity.reason} (after {len(earlier) + 1} tries)"
+        this_try.retry_log.write_text(json.dumps(earlier + [f"{failed.stage}: {failed.message}"]))
+        raise EnvironmentRetry(failed.stage, f"retrying after: {failed.message}", failed.evidence)
+    verdict = classify_stage(spec.trial_id, q(evidence))
     ended = datetime.now(timezone.utc)
     record = TrialRecord(
         spec=spec, harness_kind=harness.kind, harness_version=harness.version,
         harness_provenance=[p.model_dump(mode="json") for p in getattr(ev.prepared, "provenance", [])],
         harness_source=resolve_harness(spec.harness_reference).source,
         started_at=started, ended_at=ended, duration_sec=round((ended - started).total_seconds(), 3),
-        image=ev.image, error=error, agent=agent_outcome, kill=ev.kill, verifier=ev.verifier, logs=ev.logs,
-        validity=validity, flags=ev.flags + ([ev.broke] if ev.broke is not None and error is None else []),
+        image=ev.image, error=verdict.error, agent=agent_outcome, kill=ev.kill, verifier=ev.verifier, logs=ev.logs,
+        validity=verdict.validity, flags=ev.flags + ([verdict.broke] if verdict.broke is not None else []),
         previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier, ran_on=ran_on(),
     )
     store.write_trial(record)

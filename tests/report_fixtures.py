@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tasks_lib.trial.classify import classify
+from tasks_lib.trial.trial_verdict import classify
 from tasks_lib.store.job_store import JobStore, write_atomic
 from tasks_lib.records.record_models import (
                                              AgentOutcome,

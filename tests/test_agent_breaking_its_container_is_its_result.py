@@ -91,7 +91,7 @@ def test_container_killed_from_outside_or_image_without_bash_is_invalid_environm
     rec = record_of(run_job(ds, harnesses=["nop"], job_name="nop", include=["no-bash"]), "no-bash", harness="nop")
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), rec.validity  # tbflow's bash ran test.sh
 
-    import tasks_lib.container.judge_tools as judge_tools
+    import tasks_lib.container.judge.judge_tools as judge_tools
 
     monkeypatch.setattr(judge_tools, "HOST_BASH_STATIC", tmp_path / "no-bash-static")  # a host without bash-static
     rec = record_of(run_job(ds, harnesses=["nop"], job_name="nop2", include=["no-bash"]), "no-bash", harness="nop")

@@ -71,7 +71,7 @@ IMAGE = b"# ~/.bashrc: executed by bash(1) for non-login shells.\n"
     (b'source "$HOME/forged.sh"\n', True, False),  # a file no rule judges
 ])
 def test_bashrc_lines(added, inert, benign):
-    from tasks_lib.trial.runner_roles import shell_file_is_benign
+    from tasks_lib.judge.runner_roles import shell_file_is_benign
 
     assert shell_file_is_benign(IMAGE + added, IMAGE, aliases_inert=inert) is benign
 
@@ -84,7 +84,7 @@ def test_bashrc_lines(added, inert, benign):
     ("import subprocess\nsubprocess.run(['sh', '-c', '. ~/.profile; tool'])\n", False),
 ])
 def test_aliases_are_inert_unless_the_tasks_tests_say_otherwise(tmp_path, text, inert):
-    from tasks_lib.trial.verifier_tests import aliases_inert_for
+    from tasks_lib.judge.verifier_tests import aliases_inert_for
 
     (tmp_path / "test.sh").write_text(text)
     assert aliases_inert_for(tmp_path) is inert

@@ -1,6 +1,6 @@
 """The validity rules of docs/architecture.md §3, one case each."""
 
-from tasks_lib.trial.classify import classify
+from tasks_lib.trial.trial_verdict import classify
 from tasks_lib.records.record_models import AgentOutcome, StageError, Usage, VerifierOutcome
 
 

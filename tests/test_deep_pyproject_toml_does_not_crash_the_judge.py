@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_lib.trial.runner_roles import (
+from tasks_lib.judge.runner_roles import (
     HEAD_LIMIT,
     Change,
     ImageContext,

@@ -11,7 +11,7 @@ import socket
 import struct
 from types import SimpleNamespace
 
-from tasks_lib.container.judge_exec import StreamReader, prefetched
+from tasks_lib.container.judge.judge_exec import StreamReader, prefetched
 
 
 def _frame(data: bytes) -> bytes:

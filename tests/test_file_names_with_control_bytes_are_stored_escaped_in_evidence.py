@@ -14,13 +14,13 @@ from pathlib import Path
 
 from tasks_lib.container.layer_usage import LayerUsage
 from tasks_lib.trial.container_health import BROKEN_EVIDENCE, write_broke_evidence
-from tasks_lib.trial.judge_report import JudgeReport, ReportedFile, StuckProcess
-from tasks_lib.trial.runner_use import EVIDENCE, runner_evidence, watch_runner, write_runner_evidence
+from tasks_lib.judge.judge_report import JudgeReport, ReportedFile, StuckProcess
+from tasks_lib.judge.runner_use import EVIDENCE, runner_evidence, watch_runner, write_runner_evidence
 from tasks_lib.trial.storage_watch import EVIDENCE as STORAGE_EVIDENCE
 from tasks_lib.trial.storage_watch import StorageWatch
-from tasks_lib.trial.tampering import EVIDENCE as TAMPERING_EVIDENCE
-from tasks_lib.trial.tampering import check_tampering
-from tasks_lib.trial.verdict_table import VerifierEvidence, runner_flags
+from tasks_lib.judge.tampering import EVIDENCE as TAMPERING_EVIDENCE
+from tasks_lib.judge.tampering import check_tampering
+from tasks_lib.judge.verdict_table import VerifierEvidence, runner_flags
 
 #: ESC]52 (clipboard), ESC[2J (clear), BEL, CR, a newline that forges a line, a bidi override, DEL
 HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\rx\nadded /usr/bin/python3 [forged]\u202e\x7f"

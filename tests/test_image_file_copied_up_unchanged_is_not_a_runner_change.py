@@ -15,7 +15,7 @@ import pytest
 
 from tasks_lib.container import writable_layer
 from tasks_lib.container.writable_layer import Entry, WritableLayer
-from tasks_lib.trial.runner_use import _recompiled
+from tasks_lib.judge.runner_use import _recompiled
 
 PATH = "/usr/lib/python3.11/argparse.py"
 

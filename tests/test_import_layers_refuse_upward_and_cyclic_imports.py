@@ -44,7 +44,7 @@ def test_the_tree_keeps_every_contract(tmp_path):
      "tasks_lib: the container layer at the bottom"),
     ("tasks_lib.errors", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tasks_lib.report import stats  # noqa\n",
      "tasks_lib: the container layer at the bottom"),
-    ("tasks_lib.trial.rewards", "def _late():\n    import flows.job_flow  # noqa\n", "flows -> harnesses -> tasks_lib"),
+    ("tasks_lib.judge.rewards", "def _late():\n    import flows.job_flow  # noqa\n", "flows -> harnesses -> tasks_lib"),
     ("flows.job.job_config", "def _late():\n    import flows.cli.main  # noqa\n", "flows: the command line"),
     ("tasks_lib.records.job_identity", "def _late():\n    from tasks_lib.records import record_models  # noqa\n",
      "no cycles between the modules of one package"),

@@ -24,7 +24,7 @@ from container_markers import MarkerWriter
 from task_factory import make_task, record_of
 
 from tasks_lib.container.docker_client import LABEL_JOB, LABEL_JOB_DIR, LABEL_TRIAL
-from tasks_lib.container.judge_tools import JUDGE, LAUNCH
+from tasks_lib.container.judge.judge_tools import JUDGE, LAUNCH
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "b-slow.oracle.1"

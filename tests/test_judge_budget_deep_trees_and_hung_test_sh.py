@@ -83,7 +83,7 @@ def judged(docker_ready, prefect_local, tmp_path_factory):
 
 
 def _report(judged, name):
-    from tasks_lib.trial.judge_report import parse_report
+    from tasks_lib.judge.judge_report import parse_report
 
     run = judged[1][name]
     assert run.complete, (name, run.channel.problem, run.exit_code, run.overflow, run.stderr[-2000:])

@@ -9,9 +9,9 @@ a problem, and ``ToolRun.complete`` needs hello … end *and* exit code 0 as Doc
 
 from __future__ import annotations
 
-from tasks_lib.container.judge_channel import parse_channel
-from tasks_lib.container.judge_exec import ToolRun
-from tasks_lib.trial.judge_report import parse_report
+from tasks_lib.container.judge.judge_channel import parse_channel
+from tasks_lib.container.judge.judge_exec import ToolRun
+from tasks_lib.judge.judge_report import parse_report
 
 
 def _rec(tag: str, data: bytes) -> bytes:
@@ -65,7 +65,7 @@ def test_watch_counts_name_rewrites_that_one_write_does_not_explain():
 def test_end_is_found_record_by_record_never_inside_a_record():
     """The reader lets the judge go once ``end`` arrived (judge/judge.h); a command line that holds
     the bytes of an end record must not let it go early, and neither may a cut-off record."""
-    from tasks_lib.container.judge_channel import next_record
+    from tasks_lib.container.judge.judge_channel import next_record
 
     evil = _rec("proc", b"1 1 0 S sleep x\nend 0\n\n")
     raw = _rec("hello", b"tbflow-judge 1") + evil + _rec("end", b"")
@@ -107,8 +107,8 @@ def test_the_judges_channel_cap_is_the_hosts_read_cap():
     """judge.h asserts at build time that the worst-case report stays well below CHANNEL_MAX."""
     import re
 
-    from tasks_lib.container.judge_exec import MAX_BYTES
-    from tasks_lib.container.judge_tools import SOURCES_DIR
+    from tasks_lib.container.judge.judge_exec import MAX_BYTES
+    from tasks_lib.container.judge.judge_tools import SOURCES_DIR
 
     header = (SOURCES_DIR / "judge.h").read_text()
     assert re.search(r"#define CHANNEL_MAX \(8LL \* 1024 \* 1024\)", header) and MAX_BYTES == 8 * 1024 * 1024

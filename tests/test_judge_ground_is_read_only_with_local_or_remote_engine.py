@@ -1,6 +1,6 @@
 """With a remote engine (``DOCKER_HOST`` over TCP or SSH) tbflow cannot bind-mount host dirs into a
 trial container, so the judge's tools and ``/tests`` live in two volumes of a filler container,
-filled through the engine (tasks_lib/container/judge_mounts.py). That path must keep every
+filled through the engine (tasks_lib/container/judge/judge_mounts.py). That path must keep every
 guarantee the local binds give: here it is forced on this (local) engine."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ TEST_SH = "#!/bin/bash\nls -A /tests > /logs/verifier/listing.txt\n[ -f /app/don
 @pytest.mark.parametrize("remote", [True, False], ids=["remote-engine-filler", "local-engine-binds"])
 def test_judge_tools_and_tests_are_read_only_to_the_agent_with_either_engine(run_job, docker_ready, tmp_path,
                                                                              monkeypatch, remote):
-    import tasks_lib.container.judge_mounts as judge_mounts
+    import tasks_lib.container.judge.judge_mounts as judge_mounts
 
     if remote:
         monkeypatch.setattr(judge_mounts, "engine_is_local", lambda: False)  # this engine, treated as remote
@@ -45,7 +45,7 @@ def test_tools_on_a_nosuid_or_noexec_file_system_are_not_bind_mounted(tmp_path, 
     import tarfile
     from types import SimpleNamespace
 
-    import tasks_lib.container.judge_mounts as judge_mounts
+    import tasks_lib.container.judge.judge_mounts as judge_mounts
 
     tar = tmp_path / "tools-x.tar"
     with tarfile.open(tar, "w") as tf:

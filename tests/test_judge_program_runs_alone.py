@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tasks_lib.container.judge_channel import parse_channel
-from tasks_lib.container.judge_tools import judge_binary
+from tasks_lib.container.judge.judge_channel import parse_channel
+from tasks_lib.container.judge.judge_tools import judge_binary
 from tasks_lib.container.sandbox import parse_processes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the judge's privileged modes need root (CI runs as root)")

@@ -40,7 +40,7 @@ def sandbox(docker_ready, tmp_path):
 def _start_unacked(container: str, argv: list[str], user: str):
     """An exec with stdin attached whose reader never acknowledges ``end`` by itself."""
     from tasks_lib.container.docker_client import get_client
-    from tasks_lib.container.judge_exec import StreamReader
+    from tasks_lib.container.judge.judge_exec import StreamReader
 
     api = get_client().api
     exec_id = api.exec_create(container, argv, user=user, stdin=True, stdout=True, stderr=True)["Id"]
@@ -50,7 +50,7 @@ def _start_unacked(container: str, argv: list[str], user: str):
 
 
 def _wait_for_end(reader) -> None:
-    from tasks_lib.container.judge_channel import parse_channel
+    from tasks_lib.container.judge.judge_channel import parse_channel
 
     while not parse_channel(bytes(reader.out)).ended:
         assert reader.is_alive(), bytes(reader.out)
@@ -66,7 +66,7 @@ def _ack_and_wait(api, exec_id, reader) -> int:
 
 
 def test_judge_stays_until_the_host_has_read_its_end_record(sandbox):
-    from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
+    from tasks_lib.container.judge.judge_tools import JUDGE, JUDGE_USER
 
     api, exec_id, reader = _start_unacked(sandbox.id, [JUDGE, "procs"], JUDGE_USER)
     _wait_for_end(reader)
@@ -76,7 +76,7 @@ def test_judge_stays_until_the_host_has_read_its_end_record(sandbox):
 
 
 def test_launcher_starts_the_agent_only_after_the_host_has_its_report(sandbox):
-    from tasks_lib.container.judge_tools import LAUNCH, TOOLS_BASH
+    from tasks_lib.container.judge.judge_tools import LAUNCH, TOOLS_BASH
 
     argv = [LAUNCH, "launch", "/tmp/out.txt", "", "--", TOOLS_BASH, "-c", "echo started > /tmp/mark"]
     api, exec_id, reader = _start_unacked(sandbox.id, argv, "root")
@@ -89,7 +89,7 @@ def test_launcher_starts_the_agent_only_after_the_host_has_its_report(sandbox):
 
 
 def test_verifier_report_lost_in_transit_is_invalid_environment_and_retried(run_job, tmp_path, monkeypatch):
-    from tasks_lib.container.judge_channel import parse_channel
+    from tasks_lib.container.judge.judge_channel import parse_channel
     from tasks_lib.trial import verifier_stage
 
     real = verifier_stage.run_judge

@@ -100,6 +100,6 @@ ZOPE = ("import sys, types, os;p = os.path.join(sys._getframe(1).f_locals['sited
     (_nspkg("acme").replace("mp.append(p)", "mp.append(p) or exec('1')"), True),
 ])
 def test_namespace_lines_are_setuptools_statements_only(line, code):
-    from tasks_lib.trial.runner_roles import pth_runs_code
+    from tasks_lib.judge.runner_roles import pth_runs_code
 
     assert pth_runs_code(line.encode() + b"\n", frozenset({"json"})) is code

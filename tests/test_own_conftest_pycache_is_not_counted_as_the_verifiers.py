@@ -90,7 +90,7 @@ PYC = "/app/tests/__pycache__/conftest.cpython-311-pytest-7.2.1.pyc"
     (PYC, None, True),  # what test.sh wrote is unknown
 ])
 def test_conftest_counts_only_where_the_verifiers_tests_are(path, written, reaches):
-    from tasks_lib.trial.verifier_tests import conftest_reaches_the_verifiers_tests, is_conftest
+    from tasks_lib.judge.verifier_tests import conftest_reaches_the_verifiers_tests, is_conftest
 
     assert is_conftest(path)
     assert conftest_reaches_the_verifiers_tests(path, written) is reaches

@@ -12,7 +12,7 @@ from harnesses.registry import get_harness, resolve_harness
 from tasks_lib.errors import HarnessPluginError, TransferError
 from tasks_lib.records.harness_source import HarnessSource
 from tasks_lib.records.record_models import StageError
-from tasks_lib.trial.classify import classify
+from tasks_lib.trial.trial_verdict import classify
 
 __all__ = ["plugin_site"]
 PLUGIN = HarnessSource(origin="file", reference="x.py:X", target="x.py:X")

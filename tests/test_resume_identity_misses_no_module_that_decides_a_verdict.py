@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 OWN = ("tasks_lib", "flows", "harnesses")
 
 #: decide verdicts, and were left out of the hand-kept list
-MUST_BE_IN = ("tasks_lib/errors.py", "tasks_lib/trial/verdict_table.py", "tasks_lib/gateway/gateway_usage.py",
+MUST_BE_IN = ("tasks_lib/errors.py", "tasks_lib/judge/verdict_table.py", "tasks_lib/gateway/gateway_usage.py",
               "tasks_lib/gateway/gateway_http.py", "tasks_lib/gateway/relay/relay.c", "tasks_lib/task/task_model.py",
-              "tasks_lib/task/task_loader.py", "harnesses/plugin_guard.py", "tasks_lib/trial/rewards.py",
-              "tasks_lib/trial/classify.py", "flows/trial_flow.py")
+              "tasks_lib/task/task_loader.py", "harnesses/plugin_guard.py", "tasks_lib/judge/rewards.py",
+              "tasks_lib/trial/trial_verdict.py", "flows/trial_flow.py")
 
 
 def test_the_named_verdict_modules_and_every_c_source_of_the_judge_are_in():

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_judging_code_is_hashed_file_by_file(tmp_path):
     ids = judge_identity()
-    assert "tasks_lib/trial/classify.py" in ids.files and "tasks_lib/trial/rewards.py" in ids.files
+    assert "tasks_lib/trial/trial_verdict.py" in ids.files and "tasks_lib/judge/rewards.py" in ids.files
     assert all((ROOT / src).is_file() for src in ids.files), "keys are paths relative to the repository"
 
 
@@ -29,16 +29,16 @@ def test_resume_across_a_judging_code_change_is_refused_unless_force_new(run_job
     job_file = tmp_path / "jobs" / "j" / "job.json"
     job = json.loads(job_file.read_text())
     # as if the job had been recorded by a tbflow whose reward parsing differed
-    job["identity"]["judge"]["files"]["tasks_lib/trial/rewards.py"] = "0" * 64
+    job["identity"]["judge"]["files"]["tasks_lib/judge/rewards.py"] = "0" * 64
     job["identity"]["judge"]["version"] = "0.0.1"
     job_file.write_text(json.dumps(job))
 
     refused = CliRunner().invoke(app, ["run", str(ds), "--jobs-dir", str(tmp_path / "jobs"), "--job-name", "j"])
     assert refused.exit_code == 2, refused.output
-    assert "tbflow's judging code changed: tasks_lib/trial/rewards.py" in refused.output
+    assert "tbflow's judging code changed: tasks_lib/judge/rewards.py" in refused.output
     assert "tbflow version: 0.0.1 -> " in refused.output
     resumed = CliRunner().invoke(app, ["resume", str(tmp_path / "jobs" / "j")])
-    assert resumed.exit_code == 2 and "tasks_lib/trial/rewards.py" in resumed.output, resumed.output
+    assert resumed.exit_code == 2 and "tasks_lib/judge/rewards.py" in resumed.output, resumed.output
 
     fresh = run_job(ds, job_name="j", force_new=True)
     assert Path(fresh.job_dir).name.startswith("j.") and len(fresh.records) == 1

@@ -15,7 +15,7 @@ from harnesses.cli import usage_parsers
 from harnesses.tbflow_agent.events import EVENT_LOG, usage_of
 from task_factory import make_task, record_of
 from tasks_lib.safe_json import MAX_DEPTH, JsonRefused, loads_bounded, nesting_depth
-from tasks_lib.trial.rewards import REWARD_MAX_BYTES, read_reward_bytes, read_rewards
+from tasks_lib.judge.rewards import REWARD_MAX_BYTES, read_reward_bytes, read_rewards
 
 DEEP = "[" * 5000 + "]" * 5000
 DEEP_OBJECT = '{"reward": ' + '{"a": ' * 3000 + "1" + "}" * 3000 + "}"

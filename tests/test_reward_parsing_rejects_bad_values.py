@@ -3,7 +3,7 @@ is 'no reward' with a reason, never 0."""
 
 import pytest
 
-from tasks_lib.trial.rewards import read_rewards
+from tasks_lib.judge.rewards import read_rewards
 
 
 def _dir(tmp_path, txt=None, js=None):

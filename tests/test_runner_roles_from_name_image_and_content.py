@@ -1,11 +1,11 @@
-"""What a changed file can be to the runner of the tests (tasks_lib/trial/runner_roles.py), without
+"""What a changed file can be to the runner of the tests (tasks_lib/judge/runner_roles.py), without
 Docker: the name, what the image already had, and the content where the name cannot tell."""
 
 from __future__ import annotations
 
 import pytest
 
-from tasks_lib.trial.runner_roles import Change, ImageContext, role_of, top_module
+from tasks_lib.judge.runner_roles import Change, ImageContext, role_of, top_module
 
 CTX = ImageContext(path_dirs=("/usr/local/bin", "/usr/bin", "/bin", "/root/.local/bin"), home="/root",
                    commands=frozenset({"grep", "python3", "pytest"}),

@@ -1,5 +1,5 @@
 """A stage ends ``Retried`` (not Failed) only when its trial will retry, so the two must take one
-decision (tasks_lib/trial/retry_decision.py): if they diverged, a stage would read "retried" for a
+decision (the trial's verdict table down to its retry row, tasks_lib/trial/trial_verdict.py): if they diverged, a stage would read "retried" for a
 try that was recorded invalid, or a retried try would be red again. Pure, without Docker or a
 Prefect server."""
 
@@ -14,8 +14,13 @@ from tasks_lib.errors import (ContainerError, HarnessPluginError, HarnessSetupEr
                               UnsafeArchiveError)
 from tasks_lib.interrupts import Interrupted
 from tasks_lib.trial.container_health import MissingInterpreter
-from tasks_lib.trial.retry_decision import agent_may_own, retried, trial_retries
-from tasks_lib.trial.stage_failures import retryable, stage_failure
+from tasks_lib.trial.stage_failures import retryable, stage_failure, typed_failure
+from tasks_lib.trial.trial_evidence import failure_may_be_agents
+from tasks_lib.trial.trial_verdict import retried_after as retried
+
+
+def agent_may_own(exc: BaseException, agent_returned: bool) -> bool:
+    return failure_may_be_agents(typed_failure(exc), agent_returned)
 
 
 def _not_retryable_build() -> ImageBuildError:
@@ -43,14 +48,14 @@ def _never_asked():
 
 @pytest.mark.parametrize("exc", RETRYABLE, ids=repr)
 def test_a_retryable_failure_before_the_agent_returned_is_retried_while_retries_are_left(exc):
-    assert trial_retries(exc, 1) and retried(exc, 1, False, _never_asked)
-    assert not trial_retries(exc, 0) and not retried(exc, 0, False, _never_asked)
+    assert retried(exc, 1, False, _never_asked)
+    assert not retried(exc, 0, False, _never_asked)
     assert not retried(exc, 0, True, _never_asked)
 
 
 @pytest.mark.parametrize("exc", NOT_RETRYABLE + NOT_OUTCOMES, ids=repr)
 def test_what_a_new_try_cannot_mend_is_never_retried(exc):
-    assert not trial_retries(exc, 2) and not retried(exc, 2, False, _never_asked)
+    assert not retried(exc, 2, False, _never_asked)
     assert not retried(exc, 2, True, _never_asked)
 
 

@@ -9,7 +9,7 @@ from runner_pins_fixtures import STANDARD, fixture_test_sh
 
 from tasks_lib.records.record_models import VerifierRunner
 from tasks_lib.task.runner_pins import read_runner_pins
-from tasks_lib.trial.judge_report import JudgeReport
+from tasks_lib.judge.judge_report import JudgeReport
 from tasks_lib.trial.runner_plan import MOUNT, plan_runner, why_not_supplied
 from tasks_lib.trial.runner_reading import runner_for_run, supplied_reading
 

@@ -1,4 +1,4 @@
-"""Each row of the run-verifier verdict table (tasks_lib/trial/verdict_table.py), without Docker,
+"""Each row of the run-verifier verdict table (tasks_lib/judge/verdict_table.py), without Docker,
 and the case table of docs/judge.md checked against it."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tasks_lib.container.container_outcomes import ProcessInfo
-from tasks_lib.trial.judge_report import Disk, JudgeReport, StuckProcess
-from tasks_lib.trial.rewards import RewardReading
-from tasks_lib.trial.runner_use import RunnerEvidence, RunnerFile
-from tasks_lib.trial.verdict_table import ROWS, JudgeRun, VerifierEvidence, decide, runner_flags
+from tasks_lib.judge.judge_report import Disk, JudgeReport, StuckProcess
+from tasks_lib.judge.rewards import RewardReading
+from tasks_lib.judge.runner_use import RunnerEvidence, RunnerFile
+from tasks_lib.judge.verdict_table import ROWS, JudgeRun, VerifierEvidence, decide, runner_flags
 
 DONE = JudgeRun(complete=True, exit_code=0, duration_sec=10.0)
 SERVICE = [ProcessInfo(pid=7, sid=7, command="python3 -m http.server")]

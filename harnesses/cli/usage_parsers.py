@@ -2,7 +2,7 @@
 
 Whether a model harness "reached the model" is judged from usage in the CLI's stdout event log
 (with tbflow's gateway as the second witness for a CLI cut off before it logged usage, see
-``tasks_lib.trial.classify``), never from its exit code: pi exits 0 after a 401, codex never
+``tasks_lib.trial.trial_verdict``), never from its exit code: pi exits 0 after a 401, codex never
 exits when the endpoint is down. The rules follow docs/architecture.md §5. Across CLIs, ``Usage``
 means the same thing:
 

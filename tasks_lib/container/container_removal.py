@@ -14,7 +14,7 @@ import re
 from docker.errors import NotFound
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, get_client
-from tasks_lib.container.judge_mounts import remove_host_tests
+from tasks_lib.container.judge.judge_mounts import remove_host_tests
 from tasks_lib.errors import ContainerError
 
 _log = logging.getLogger(__name__)

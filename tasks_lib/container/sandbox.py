@@ -35,13 +35,13 @@ from tasks_lib.container.archive_fetch import retry_transient as _retry_transien
 from tasks_lib.container.archives import pack
 from docker.types import Mount
 
-from tasks_lib.container import judge_exec
+from tasks_lib.container.judge import judge_exec
 from tasks_lib.container.docker_client import DOCKER_ERRORS, LABEL_JOB, LABEL_ROOT, LABEL_TRIAL, get_client
 from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.container.container_removal import (FILLER_SUFFIX, LABEL_ROLE, container_name, remove_container,
                                                    remove_trial)
-from tasks_lib.container.judge_mounts import fill_host_tests, local_mounts
-from tasks_lib.container.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
+from tasks_lib.container.judge.judge_mounts import fill_host_tests, local_mounts
+from tasks_lib.container.judge.judge_tools import LAUNCH, TOOLS_DIR, tools_tar
 from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.log_download import extract_logs
 from tasks_lib.container.trial_limits import LOG_CONFIG, engine_quota_possible, host_limits, quota_refused

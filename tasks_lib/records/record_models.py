@@ -199,7 +199,7 @@ class TrialFlag(BaseModel):
     needs (stopped the container, removed an interpreter, filled a disk, stopped or killed tbflow's
     judge); the trial is scored 0. ``toolchain-changed``: the verifier used a file the agent planted
     in the runner of the tests (a ``pytest`` first in PATH, a ``sitecustomize``, a stdlib shadow:
-    ``tasks_lib/trial/runner_roles.py``), which tbflow cannot prevent: detected from the container's
+    ``tasks_lib/judge/runner_roles.py``), which tbflow cannot prevent: detected from the container's
     writable layer and access times, shown, the reward stands. ``system-changed``: such files the
     verifier did not use (informational).
     ``agent-processes``: processes the agent left ran next to test.sh (services a task asks for

@@ -32,10 +32,10 @@ from tasks_lib.container.engine_events import ENGINE_EVENTS
 from tasks_lib.errors import EnvironmentFailure
 from tasks_lib.records.record_models import TrialFlag
 from tasks_lib.text_clean import escaped_name
-from tasks_lib.trial.runner_use import EVIDENCE as RUNNER_EVIDENCE
+from tasks_lib.judge.runner_use import EVIDENCE as RUNNER_EVIDENCE
 
 if TYPE_CHECKING:
-    from tasks_lib.trial.verdict_table import VerifierEvidence
+    from tasks_lib.judge.verdict_table import VerifierEvidence
 
 STATE_EVIDENCE = "container-state.txt"
 BROKEN_EVIDENCE = "verifier/broken-container.txt"

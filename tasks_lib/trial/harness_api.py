@@ -9,7 +9,7 @@ own, the command, and how to read model usage from its event log.
 ``kind`` decides validity: a ``reference`` harness (oracle, nop) is scored whenever it ran; a
 ``model`` harness is scored only if it reached the model — its own event log shows tokens, or,
 when it was cut off before logging them, tbflow's gateway relayed successful responses with
-tokens (``tasks_lib.trial.classify``).
+tokens (``tasks_lib.trial.trial_verdict``).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from tasks_lib.container.container_outcomes import ProcessInfo
 from tasks_lib.records.record_models import AgentOutcome, TrialFlag, TrialSpec
 from tasks_lib.task.task_model import Task
 from tasks_lib import interrupts
-from tasks_lib.trial.classify import reached_model_by
+from tasks_lib.trial.trial_evidence import reached_model_by
 from tasks_lib.trial.host_agent_api import HOST_LOGS_DIR, TBFLOW_LOG, AgentSession, HostHarness
 from tasks_lib.trial.host_env import STAGE, SandboxEnv
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks_lib.container.judge_mounts import binds_possible
+from tasks_lib.container.judge.judge_mounts import binds_possible
 from tasks_lib.container.supplied_runner.prepare import prepare_runner
 from tasks_lib.errors import RunnerUnavailable
 from tasks_lib.records.record_models import VerifierRunner

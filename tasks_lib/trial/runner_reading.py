@@ -9,8 +9,8 @@ process of the agent could also write.
 from __future__ import annotations
 
 from tasks_lib.records.record_models import VerifierRunner
-from tasks_lib.trial.judge_report import JudgeReport
-from tasks_lib.trial.rewards import RewardReading, read_reward_bytes
+from tasks_lib.judge.judge_report import JudgeReport
+from tasks_lib.judge.rewards import RewardReading, read_reward_bytes
 
 NOT_CHOSEN = VerifierRunner(source="container", why="no runner was chosen for this trial")
 

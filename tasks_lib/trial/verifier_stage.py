@@ -19,8 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
-from tasks_lib.container.judge_exec import ToolRun
-from tasks_lib.container.judge_tools import test_bash
+from tasks_lib.container.judge.judge_exec import ToolRun
+from tasks_lib.container.judge.judge_tools import test_bash
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import ContainerError, TransferError
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
@@ -28,12 +28,12 @@ from tasks_lib.records.record_models import DEFAULT_MAX_LOG_BYTES, TrialFlag, Ve
 from tasks_lib.task.task_model import Task
 from tasks_lib.trial.container_health import (MissingInterpreter, container_running, write_broke_evidence,
                                               writable_layer_bytes)
-from tasks_lib.trial.judge_report import JudgeReport, parse_report
-from tasks_lib.trial.rewards import RewardReading, read_reward_bytes
-from tasks_lib.trial.runner_use import RunnerEvidence, runner_evidence, watch_runner, write_runner_evidence
+from tasks_lib.judge.judge_report import JudgeReport, parse_report
+from tasks_lib.judge.rewards import RewardReading, read_reward_bytes
+from tasks_lib.judge.runner_use import RunnerEvidence, runner_evidence, watch_runner, write_runner_evidence
 from tasks_lib.trial.runner_reading import runner_for_run, supplied_reading
-from tasks_lib.trial.tampering import check_tampering
-from tasks_lib.trial.verdict_table import JudgeRun, Verdict, VerifierEvidence, decide, runner_flags
+from tasks_lib.judge.tampering import check_tampering
+from tasks_lib.judge.verdict_table import JudgeRun, Verdict, VerifierEvidence, decide, runner_flags
 
 STAGE = "run-verifier"
 LOG_DIRS = ("agent", "verifier")

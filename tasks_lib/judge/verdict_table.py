@@ -20,10 +20,10 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from tasks_lib.text_clean import escaped_name
-from tasks_lib.trial.judge_report import Disk, JudgeReport
-from tasks_lib.trial.rewards import RewardReading
-from tasks_lib.trial.runner_roles import ROLES
-from tasks_lib.trial.runner_use import RunnerEvidence, RunnerFile
+from tasks_lib.judge.judge_report import Disk, JudgeReport
+from tasks_lib.judge.rewards import RewardReading
+from tasks_lib.judge.runner_roles import ROLES
+from tasks_lib.judge.runner_use import RunnerEvidence, RunnerFile
 
 #: the signals that, ending test.sh not from tbflow's judge, mean another process killed it:
 #: SIGKILL only (not counted by the OOM killer). SIGTERM and its kind also end an honest test.sh

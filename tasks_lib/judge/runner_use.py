@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, link_target, read_head, uses_since
 from tasks_lib.text_clean import escaped_name
-from tasks_lib.trial.runner_roles import (
+from tasks_lib.judge.runner_roles import (
     HEAD_LIMIT,
     PY_SUFFIX,
     ROLES,
@@ -33,7 +33,7 @@ from tasks_lib.trial.runner_roles import (
     bytecode_source,
     role_of,
 )
-from tasks_lib.trial.verifier_tests import (aliases_inert_for, conftest_dir, conftest_reaches_the_verifiers_tests,
+from tasks_lib.judge.verifier_tests import (aliases_inert_for, conftest_dir, conftest_reaches_the_verifiers_tests,
                                             is_conftest)
 
 SYSTEM_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/lib/", "/lib64/",

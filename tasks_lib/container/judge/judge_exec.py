@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.engine_events import ENGINE_EVENTS
-from tasks_lib.container.judge_channel import Channel, next_record, parse_channel
-from tasks_lib.container.judge_tools import JUDGE, JUDGE_USER
+from tasks_lib.container.judge.judge_channel import Channel, next_record, parse_channel
+from tasks_lib.container.judge.judge_tools import JUDGE, JUDGE_USER
 from tasks_lib.errors import ContainerError
 from tasks_lib import interrupts
 #: more than any report: every record whose size or count the agent controls has a cap, and the

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from tasks_lib.container.judge_channel import Channel
+from tasks_lib.container.judge.judge_channel import Channel
 from tasks_lib.container.sandbox import parse_processes
 from tasks_lib.container.container_outcomes import ProcessInfo
 from tasks_lib.text_clean import ContainerText

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tasks_lib.records.record_models import TrialFlag
 from tasks_lib.text_clean import escaped_name
-from tasks_lib.trial.judge_report import REWARD_FILES, JudgeReport
+from tasks_lib.judge.judge_report import REWARD_FILES, JudgeReport
 
 EVIDENCE = "verifier/tampering.txt"
 CHANGED_DIR = "changed-after-test-sh"

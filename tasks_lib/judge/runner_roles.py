@@ -27,7 +27,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from tasks_lib.trial.nspkg_pth import is_namespace_line
+from tasks_lib.judge.nspkg_pth import is_namespace_line
 
 Role = Literal["loader-preload", "startup-hook", "pytest-hook", "runner-command", "shadow-command", "path-dir",
                "runner-library", "shadow-module", "shadow-library", "loader-config", "shell-startup", "tool-config",
@@ -55,7 +55,7 @@ ROLES: dict[Role, tuple[Weight, str]] = {
     "fifo": ("hang", "a FIFO: whoever reads it blocks until a writer comes"),
     "command": ("info", "a new command in a PATH directory"),
     "project-hook": ("info", "a conftest.py away from the verifier's own tests: pytest loads it only for the "
-                             "agent's own tests next to it (tasks_lib/trial/verifier_tests.py)"),
+                             "agent's own tests next to it (tasks_lib/judge/verifier_tests.py)"),
 }
 
 RUNNER_COMMANDS = re.compile(r"(sh|bash|dash|env|python|python3(\.\d+)?|pytest|py\.test|pip|pip3(\.\d+)?|uv|uvx)")

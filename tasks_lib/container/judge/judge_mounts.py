@@ -29,7 +29,7 @@ from docker.types import Mount
 
 from tasks_lib.cache_dir import cache_dir
 from tasks_lib.container.archives import pack
-from tasks_lib.container.judge_tools import TOOLS_DIR, tools_tar
+from tasks_lib.container.judge.judge_tools import TOOLS_DIR, tools_tar
 
 TESTS_DIR = "/tests"
 #: where tbflow's supplied verifier runner is mounted (tasks_lib/trial/runner_plan.py MOUNT)

@@ -22,7 +22,7 @@ from pathlib import Path
 from tasks_lib.cache_dir import cache_dir
 from tasks_lib.container.static_build import ensure_static_binary, sources_digest
 
-SOURCES_DIR = Path(__file__).resolve().parent / "judge"
+SOURCES_DIR = Path(__file__).resolve().parent
 #: where the tools volume is mounted in every trial container
 TOOLS_DIR = "/opt/tbflow/judge"
 JUDGE = f"{TOOLS_DIR}/tbflow-judge"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tasks_lib.trial.runner_roles import bytecode_source
+from tasks_lib.judge.runner_roles import bytecode_source
 
 #: what in the task's tests makes a shell expand the aliases a sourced file defines: the option, an
 #: interactive bash, POSIX mode (bash's, or dash, which always expands them) sourcing a startup file
