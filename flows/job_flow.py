@@ -29,7 +29,8 @@ from pydantic import ValidationError
 from flows.job.job_config import (AllowUnpinned, Attempts, Build, Concurrency, Dataset, EnvRetries, Exclude,
                                   FailOnInvalid, ForceNew, Harnesses, Include, JobConfig, JobName, JobsDir, MaxLogMb,
                                   Model, NTasks, Order, OrderSeed, Prices, Registry, RerunInvalid, ShardReruns, Shards,
-                                  TimeoutMultiplier, VerbatimTestSh, in_parameter_terms)
+                                  TimeoutMultiplier, VerbatimTestSh, RegradeFrom,
+                                  in_parameter_terms)
 from flows.job.model_keys import KeySecrets
 from tasks_lib.records.record_models import DEFAULT_MAX_LOG_MB
 from tasks_lib.report.invalid_gate import parse_threshold
@@ -86,6 +87,7 @@ def _job_flow(
     allow_unpinned: AllowUnpinned = False,
     build: Build = False,
     verbatim_test_sh: VerbatimTestSh = False,
+    regrade_from: RegradeFrom = None,
     harnesses: Harnesses = ["oracle"],  # noqa: B006 - never mutated; Prefect shows it as the form's default
     model: Model = None,
     concurrency: Concurrency = 1,

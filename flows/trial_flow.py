@@ -78,6 +78,7 @@ from tasks_lib.trial.runner_choice import choose_runner
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.trial_evidence import AgentsDoing, TrialEvidence, failure_may_be_agents
 from tasks_lib.trial.trial_verdict import TrialVerdict, decide, retried
+from tasks_lib.trial.regrade_replay import replay_agent
 from tasks_lib.trial.separate_verifier import verify
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs
 
@@ -97,8 +98,11 @@ def prepare_harness(spec: TrialSpec, task_: Task) -> PreparedHarness:
     """Not cached by Prefect on purpose: its durable result is the harness bundle cache on disk
     (content-addressed, written atomically, so committed the moment it is built), and a Prefect
     record could only point into that cache and go stale when the cache is pruned. A hit there
-    costs at most ~0.7 s (pi's 19.6k files are re-checked)."""
-    return trial_harness(spec).prepare(task_)
+    costs at most ~0.7 s (pi's 19.6k files are re-checked). A regrade runs no harness: nothing to prepare."""
+    harness = trial_harness(spec)
+    if spec.regrade_source:
+        return PreparedHarness(name=harness.name, version=harness.version, kind=harness.kind)
+    return harness.prepare(task_)
 
 
 def trial_harness(spec: TrialSpec):
@@ -132,6 +136,8 @@ def run_agent_stage(spec: TrialSpec, task_: Task, prepared: PreparedHarness, ima
         labels[LABEL_FLOW_RUN] = str(run_id)
     sandbox = Sandbox.start(image, task_.config.environment, spec.job_id, spec.trial_id, mounts=mounts, labels=labels,
                             runner_dir=runner_dir)
+    if spec.regrade_source:  # the source trial's recorded agent phase stands in for running the agent
+        return replay_agent(Path(spec.regrade_source), trial_dir)
     return run_agent(sandbox, spec, task_, harness, prepared, trial_dir,
                      task_.config.agent.timeout_sec * spec.timeout_multiplier)
 
@@ -151,7 +157,7 @@ def run_verifier_stage(spec: TrialSpec, task_: Task, trial_dir: Path,
     labels = {LABEL_JOB_DIR: str(trial_dir.resolve().parent.parent)}
     return verify(Sandbox.attach(spec.job_id, spec.trial_id), task_, trial_dir,
                   task_.config.verifier.timeout_sec * spec.timeout_multiplier, spec.max_log_bytes, runner,
-                  spec.job_id, spec.trial_id, labels)
+                  spec.job_id, spec.trial_id, labels, Path(spec.regrade_source) if spec.regrade_source else None)
 
 
 @task(name="classify", task_run_name="{trial_id} · classify", **_NO_CACHE)

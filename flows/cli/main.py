@@ -32,7 +32,7 @@ _FLAG = {"dataset": "DATASET", "harnesses": "--harness", "concurrency": "--concu
          "job_name": "--job-name", "model": "--model", "timeout_multiplier": "--timeout-multiplier",
          "env_retries": "--env-retries", "rerun_invalid": "--rerun-invalid", "max_log_mb": "--max-log-mb",
          "order": "--order", "order_seed": "--seed", "registry": "--registry", "build": "--build",
-         "verbatim_test_sh": "--verbatim-test-sh",
+         "verbatim_test_sh": "--verbatim-test-sh", "regrade_from": "SOURCE_JOB",
          "fail_on_invalid": "--fail-on-invalid", "prices": "--prices"}
 RERUN_KINDS = ("all", "harness", "environment", "verifier")
 ORDER_HELP = ("Start order: expected (longest expected duration first: earlier runs here, else the task's "
@@ -223,9 +223,10 @@ gc_cli.register(app)  # here, not in main(): tests drive ``app`` directly and it
 
 
 def main() -> None:
-    from flows.cli import datasets_cli, export_cli, harnesses_cli, report_cli, server_cli
+    from flows.cli import datasets_cli, export_cli, harnesses_cli, regrade_cli, report_cli, server_cli
 
     report_cli.register(app)
+    regrade_cli.register(app, lambda cfg: _run_job(_config(**cfg)))
     export_cli.register(app)
     server_cli.register(app)
     datasets_cli.register(app)

@@ -116,6 +116,10 @@ Build = Annotated[bool, Field(description=(
 VerbatimTestSh = Annotated[bool, Field(description=(
     "Run tests/test.sh verbatim (its own uv, Python, pytest and downloads, from the container: detection only) "
     "instead of tbflow's supplied runner, which runs the runner test.sh pins from a read-only mount."))]
+RegradeFrom = Annotated[Optional[str], Field(description=(
+    "Regrade: the directory of a finished job whose trials are judged again, without running any agent, by the "
+    "dataset's current verifier in a fresh container fed with each trial's recorded artifacts (tasks with "
+    "[verifier] environment_mode = \"separate\"; docs/running-jobs.md#regrade). Same trial ids and harnesses."))]
 Prices = Annotated[Optional[str], Field(description=(
     "A model price table for the trials' costs (per step and per trial, in trajectory.json, the record and "
     "report.md): LiteLLM's model_prices_and_context_window.json format, JSON or TOML; its entries win over "
@@ -134,6 +138,7 @@ class JobConfig(BaseModel):
     allow_unpinned: AllowUnpinned = False
     build: Build = False
     verbatim_test_sh: VerbatimTestSh = False
+    regrade_from: RegradeFrom = None
     harnesses: Harnesses = Field(default_factory=lambda: ["oracle"])
     model: Model = None
     concurrency: Concurrency = 1

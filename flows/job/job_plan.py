@@ -16,6 +16,7 @@ from typing import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from flows.job.regrade_plan import regrade_trials
 from flows.job.job_config import JobConfig
 from flows.job.model_keys import environment_with_keys
 from harnesses.registry import get_harness, resolve_harness
@@ -200,6 +201,9 @@ def plan(config: JobConfig, new_job_id: str) -> JobPlan:
     job_dir, previous, generated = _job_dir(config, identity)
     job_id = previous.job_id if previous else new_job_id
     specs, recorded, rerun = _trials(config, dataset, refs, job_id, JobStore(job_dir))
+    if config.regrade_from:  # only trials whose whole verifier input was recorded (flows/job/regrade_plan.py)
+        specs, not_regraded = regrade_trials(config.regrade_from, specs, {t.name: t for t in dataset.tasks}, identity)
+        dataset = dataset.model_copy(update={"problems": [*dataset.problems, *not_regraded]})
     if config.order == "random" and config.order_seed is None:
         config = config.model_copy(update={"order_seed": secrets.randbelow(2**31)})
     to_run = [s for s in specs if s.trial_id not in recorded or s.trial_id in rerun]

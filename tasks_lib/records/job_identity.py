@@ -44,6 +44,8 @@ from tasks_lib.records.import_closure import verdict_sources
 IDENTITY_CONFIG_KEYS = ("harnesses", "model", "attempts", "timeout_multiplier")
 #: in the identity only when set, so the identity of a job recorded before they existed is unchanged
 IDENTITY_FLAGS = ("build", "verbatim_test_sh")
+#: in the identity with their value, only when set: a regrade of another source is another job
+IDENTITY_VALUES = ("regrade_from",)
 #: The module whose import closure is the code that can decide a verdict (``import_closure``).
 VERDICT_ENTRY = "flows.trial_flow"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -206,7 +208,8 @@ def compute_identity(config: dict, tasks: dict[str, Path], harnesses: Mapping[st
         dataset=dataset,
         judge=judge_identity(),
         config={**{k: config.get(k) for k in IDENTITY_CONFIG_KEYS},
-                **{k: True for k in IDENTITY_FLAGS if config.get(k)}},
+                **{k: True for k in IDENTITY_FLAGS if config.get(k)},
+                **{k: config[k] for k in IDENTITY_VALUES if config.get(k)}},
         tasks={name: file_hashes(path) for name, path in sorted(tasks.items())},
         harnesses={name: HarnessIdentity(version=h.version, files=adapter_files(h), source=portable(name))
                    for name, h in sorted(harnesses.items())},

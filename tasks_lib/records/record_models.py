@@ -254,6 +254,9 @@ class TrialSpec(BaseModel):
     force_build: bool = False
     #: run test.sh verbatim (the container's runner, detection only), never tbflow's supplied runner
     verbatim_test_sh: bool = False
+    #: a regrade: the source trial's directory, whose recorded agent phase and artifacts stand in
+    #: for running the agent (``tasks_lib/trial/regrade_replay.py``)
+    regrade_source: str | None = None
 
     @property
     def harness_reference(self) -> str:

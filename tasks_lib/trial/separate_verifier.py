@@ -21,15 +21,17 @@ from pathlib import Path
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.sandbox import Sandbox, run_dir_layout
 from tasks_lib.errors import ContainerError
+from tasks_lib.records.artifact_record import ArtifactEntry, CollectRun
 from tasks_lib.records.record_models import VerifierRunner
 from tasks_lib.task.task_model import Task
 from tasks_lib.trial.artifact_collect import collect, restore, run_hooks
+from tasks_lib.trial.regrade_replay import replay_artifacts
 from tasks_lib.trial.verifier_stage import STAGE, VerifierStageResult, collect_agent_logs, run_verifier
 
 VERIFIER_SUFFIX = ".verifier"
 
 
-def collect_from_agent(main: Sandbox, task: Task, trial_dir: Path) -> tuple[list, list]:
+def collect_from_agent(main: Sandbox, task: Task, trial_dir: Path) -> tuple[list[CollectRun], list[ArtifactEntry]]:
     """Hooks, then artifacts (shared and separate mode alike): (collect runs, manifest rows)."""
     config = main.inspect(STAGE).get("Config") or {}
     workdir = task.config.environment.workdir or config.get("WorkingDir") or "/"
@@ -38,11 +40,14 @@ def collect_from_agent(main: Sandbox, task: Task, trial_dir: Path) -> tuple[list
 
 
 def verify(main: Sandbox, task: Task, trial_dir: Path, timeout_sec: float, max_log_bytes: int,
-           runner: VerifierRunner | None, job_id: str, trial_id: str, labels: dict[str, str]) -> VerifierStageResult:
+           runner: VerifierRunner | None, job_id: str, trial_id: str, labels: dict[str, str],
+           regrade_source: Path | None = None) -> VerifierStageResult:
     """The run-verifier stage in the mode the task declares: separate, or in the agent's container
-    (then after collecting, when the task declares artifacts or hooks, as Harbor does)."""
+    (then after collecting, when the task declares artifacts or hooks, as Harbor does). A regrade
+    (only of separate-mode tasks: ``regrade_check``) takes the source trial's artifacts instead."""
     if task.separate_verifier:
-        return verify_separately(main, task, trial_dir, timeout_sec, max_log_bytes, runner, job_id, trial_id, labels)
+        return verify_separately(main, task, trial_dir, timeout_sec, max_log_bytes, runner, job_id, trial_id, labels,
+                                 regrade_source)
     runs, rows = collect_from_agent(main, task, trial_dir) if task.collects else ([], [])
     result = run_verifier(main, task, trial_dir, timeout_sec, max_log_bytes, runner)
     if task.collects:
@@ -52,11 +57,16 @@ def verify(main: Sandbox, task: Task, trial_dir: Path, timeout_sec: float, max_l
 
 def verify_separately(main: Sandbox, task: Task, trial_dir: Path, timeout_sec: float, max_log_bytes: int,
                       runner: VerifierRunner | None, job_id: str, trial_id: str,
-                      labels: dict[str, str]) -> VerifierStageResult:
-    """Collect from ``main``, stop it, judge in a fresh container of its image."""
+                      labels: dict[str, str], regrade_source: Path | None = None) -> VerifierStageResult:
+    """Collect from ``main`` (a regrade: from the source trial's record), stop it, judge in a fresh
+    container of its image."""
     image = main.inspect(STAGE).get("Image") or ""
-    runs, rows = collect_from_agent(main, task, trial_dir)
-    logs = collect_agent_logs(main, trial_dir, max_log_bytes)
+    runs: list[CollectRun] = []
+    if regrade_source is not None:
+        rows, logs = replay_artifacts(regrade_source, trial_dir), None
+    else:
+        runs, rows = collect_from_agent(main, task, trial_dir)
+        logs = collect_agent_logs(main, trial_dir, max_log_bytes)
     _stop(main)
     verifier = Sandbox.start(image, task.config.environment, job_id, trial_id + VERIFIER_SUFFIX, labels=labels,
                              runner_dir=runner.host_dir if runner is not None else None)
