@@ -78,7 +78,7 @@ from tasks_lib.trial.runner_choice import choose_runner
 from tasks_lib.trial.stage_failures import StageFailure, stage_failure
 from tasks_lib.trial.trial_evidence import AgentsDoing, TrialEvidence, failure_may_be_agents
 from tasks_lib.trial.trial_verdict import TrialVerdict, decide, retried
-from tasks_lib.trial.regrade_replay import replay_agent
+from tasks_lib.trial.regrade_replay import regrade_origin, replay_agent
 from tasks_lib.trial.separate_verifier import verify
 from tasks_lib.trial.verifier_stage import VerifierStageResult, collect_agent_logs
 
@@ -257,7 +257,9 @@ def _run_stages(spec: TrialSpec, trial_dir: Path, ev: Evidence, first_try: bool)
                                                runner.host_dir if runner else None))
     ev.flags += agent.flags
     ev.kill = kill = outcome(kill_stage(q(spec), q(agent)))
-    checked = outcome(run_verifier_stage(q(spec), q(task_), trial_dir, q(runner)))
+    mode = " (separate)" if task_.separate_verifier else ""  # the UI says which verifier mode ran
+    verifier_stage = run_verifier_stage.with_options(task_run_name=f"{spec.trial_id} · run-verifier{mode}")
+    checked = outcome(verifier_stage(q(spec), q(task_), trial_dir, q(runner)))
     # past the task's storage_mb: the agent's result whatever else it did (tasks_lib/trial/storage_watch.py)
     ev.verifier, ev.broke, ev.logs = checked.outcome, agent.over_storage or checked.broke, checked.logs
     ev.flags += checked.flags
@@ -333,6 +335,7 @@ def _finish(spec: TrialSpec, harness, store: JobStore, trial_dir: Path, ev: Evid
         image=ev.image, error=verdict.error, agent=agent_outcome, kill=ev.kill, verifier=ev.verifier, logs=ev.logs,
         validity=verdict.validity, flags=ev.flags + ([verdict.broke] if verdict.broke is not None else []),
         previous_tries=store.previous_tries(spec.trial_id), env_retry_errors=earlier, ran_on=ran_on(),
+        regraded_from=regrade_origin(Path(spec.regrade_source)) if spec.regrade_source else None,
     )
     store.write_trial(record)
     this_try.retry_log.unlink(missing_ok=True)

@@ -57,3 +57,16 @@ def test_each_reason_a_trial_cannot_be_regraded(tmp_path, case, phrase):
         {**FILES, "instruction.md": "z"} if case == "instruction-changed" else FILES)
     why = why_not_regradable(task, record, rows, source_files, now_files)
     assert why is not None and phrase in why, why
+
+
+def _identity(tests: str, dockerfile: str = "a"):
+    from tasks_lib.records.job_identity import JobIdentity
+    return JobIdentity(config={}, harnesses={}, tasks={"t": {**FILES, "tests/test.sh": tests,
+                                                             "environment/Dockerfile": dockerfile}})
+
+
+def test_a_job_whose_only_change_is_its_tests_is_named_a_regrade_not_a_rerun():
+    from tasks_lib.records.job_identity import verifier_side_only
+    assert verifier_side_only(_identity("c"), _identity("new"))
+    assert not verifier_side_only(_identity("c"), _identity("new", dockerfile="z"))
+    assert not verifier_side_only(_identity("c"), _identity("c"))  # nothing changed: nothing to regrade

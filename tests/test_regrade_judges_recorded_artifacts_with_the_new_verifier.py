@@ -67,6 +67,12 @@ def test_regrade_scores_recorded_artifacts_by_the_new_tests_and_lists_what_it_ca
     regraded = _trial(job, "a-separate.oracle.1")
     assert regraded["validity"]["status"] == "scored" and regraded["validity"]["reward"] == 1.0, regraded["validity"]
     assert regraded["verifier"]["environment"] == "separate"
+    assert regraded["regraded_from"]["validity"]["reward"] == 1.0  # the verdict then, kept beside the new one
+    page = next((job / "report-trials").glob("a-separate*.html")).read_text()
+    assert 'id="regraded"' in page and "with reward 1" in page
+    diff = subprocess.run([*TBFLOW, "diff", str(src_job), str(job)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert diff.returncode == 0 and "a-separate" in diff.stdout, diff.stdout + diff.stderr
     assert (job / "trials" / "a-separate.oracle.1" / "agent" / "ran.txt").read_text() == "ran\n"  # copied, not re-run
     assert not (job / "trials" / "b-shared.oracle.1").exists() and not (job / "trials" / "c-env-changes.oracle.1").exists()
     problems = {p["name"]: p["message"] for p in json.loads((job / "job.json").read_text())["task_problems"]}

@@ -29,7 +29,8 @@ from tasks_lib.trial.harness_api import Harness
 from tasks_lib.errors import InputError, disk_full
 from tasks_lib.gateway.gateway_config import UpstreamConfig
 from tasks_lib.store.job_lock import LOCK_NAME, JobLock
-from tasks_lib.records.job_identity import JobIdentity, compute_identity, dataset_identity, identity_changes
+from tasks_lib.records.job_identity import (JobIdentity, compute_identity, dataset_identity, identity_changes,
+                                           verifier_side_only)
 from tasks_lib.store.job_store import JobStore
 from tasks_lib.store.remote_lock import JobLocks, RemoteJobLock
 from tasks_lib.store.remote_store import attach, check_store, is_url, mirror_for, working_root
@@ -255,11 +256,19 @@ def _job_dir(config: JobConfig, identity) -> tuple[Path, JobRecord | None, bool]
             if not config.force_new:
                 raise InputError("--job-name", f"job {job_dir} was recorded with a different identity, so its "
                                  "trials cannot be mixed with new ones:\n  " + "\n  ".join(changes)
-                                 + "\n(use --force-new to start a new job instead)")
+                                 + "\n(use --force-new to start a new job instead"
+                                 + _regrade_hint(previous.identity, identity) + ")")
             job_dir, previous, generated = _fresh_dir(job_dir), None, True
             if store_url is not None:
                 attach(store_url, job_dir.name).pull()
     return job_dir, previous, generated
+
+
+def _regrade_hint(old, new) -> str:  # noqa: ANN001 - JobIdentity | None, JobIdentity
+    """Only the tests changed: a minor version, which ``tbflow regrade`` judges from the records."""
+    if old is None or not verifier_side_only(old, new):
+        return ""
+    return "; only the tasks' tests changed: `tbflow regrade JOB_DIR DATASET` judges its recorded trials again"
 
 
 def _trials(config: JobConfig, dataset, refs: dict[str, str], job_id: str, store: JobStore):  # noqa: ANN001, ANN202

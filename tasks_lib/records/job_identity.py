@@ -248,10 +248,21 @@ def _dataset_changes(old: DatasetIdentity | None, new: DatasetIdentity | None) -
     return out
 
 
+def verifier_side_only(old: JobIdentity, new: JobIdentity) -> bool:
+    """Whether the only changes are to the tasks' verifier side (``tests/``, ``task.toml``): a
+    minor version, which a regrade judges from the recorded trials instead of running them again."""
+    def agent_side(identity: JobIdentity) -> JobIdentity:
+        tasks = {name: {k: v for k, v in files.items() if not k.startswith(("tests/", "task.toml"))}
+                 for name, files in identity.tasks.items()}
+        return identity.model_copy(update={"tasks": tasks})
+
+    return bool(identity_changes(old, new)) and not identity_changes(agent_side(old), agent_side(new))
+
+
 def identity_changes(old: JobIdentity, new: JobIdentity) -> list[str]:
     """Human-readable differences, e.g. ``task hello-file changed: tests/test.sh``."""
     out: list[str] = _dataset_changes(old.dataset, new.dataset)
-    for k in IDENTITY_CONFIG_KEYS + IDENTITY_FLAGS:
+    for k in IDENTITY_CONFIG_KEYS + IDENTITY_FLAGS + IDENTITY_VALUES:
         if old.config.get(k) != new.config.get(k):
             out.append(f"config {k}: {old.config.get(k)!r} -> {new.config.get(k)!r}")
     for name in sorted(old.tasks.keys() | new.tasks.keys()):

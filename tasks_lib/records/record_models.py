@@ -294,6 +294,14 @@ class RanOn(BaseModel):
     flow_name: str | None = None
 
 
+class RegradeOrigin(BaseModel):
+    """The trial a regrade judged again (``tbflow regrade``): where it is and its verdict then, kept
+    beside the new one so a reader sees what the new verifier changed."""
+
+    trial_dir: str
+    validity: Validity
+
+
 class TrialRecord(BaseModel):
     """The record of one finished trial (``trial.json``)."""
 
@@ -325,6 +333,8 @@ class TrialRecord(BaseModel):
     env_retry_errors: list[str] = Field(default_factory=list)
     #: the machine and flow run that ran it (None in records written before tbflow recorded it)
     ran_on: RanOn | None = None
+    #: a regrade's source trial and its verdict then (None: not a regrade)
+    regraded_from: RegradeOrigin | None = None
 
     @property
     def trial_id(self) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tasks_lib.gateway.exchange.exchange_model import EXCHANGE_FILE
 from tasks_lib.records.artifact_record import ArtifactEntry
-from tasks_lib.records.record_models import TrialRecord
+from tasks_lib.records.record_models import RegradeOrigin, TrialRecord
 from tasks_lib.trial.agent_stage import AgentStageResult
 from tasks_lib.trial.artifact_collect import ARTIFACTS_DIR
 from tasks_lib.trial.artifact_plan import MANIFEST
@@ -31,6 +31,12 @@ AGENT_FLAGS = ("harness-raised",)
 def source_record(source_dir: Path) -> TrialRecord | None:
     path = source_dir / TRIAL_RECORD
     return TrialRecord.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def regrade_origin(source_dir: Path) -> RegradeOrigin | None:
+    """The source trial and its verdict then, for the regrade's record."""
+    record = source_record(source_dir)
+    return RegradeOrigin(trial_dir=str(source_dir), validity=record.validity) if record is not None else None
 
 
 def source_manifest(source_dir: Path) -> list[ArtifactEntry] | None:
