@@ -12,6 +12,9 @@ Why from the exchange: it is what the model was actually sent and answered, reco
 What is *new* in a request is found against the earlier request sharing the longest prefix of
 history with it, so a side call (a title request) does not make the main conversation look new.
 A call answered with an error (no reply) is a step only when the provider metered tokens for it.
+A call whose request or reply did not parse (kept as bytes in the recording) is still a step, its
+``extra`` naming what is missing and why (``request_unparsed``, ``reply_unparsed``, ``unrecorded``);
+the steps around it are built as usual.
 ``final_metrics`` carries the trial's gateway usage, so it equals the trial record's.
 """
 
@@ -109,6 +112,9 @@ def _agent_step(state: _State, entry: ExchangeEntry, conv: ModuleType, prices: P
     extra: dict[str, object] = {"seq": entry.seq, "ms": entry.ms}
     if entry.status >= 400:
         extra.update(status=entry.status, error=entry.error)
+    for mark in ("request_unparsed", "reply_unparsed", "unrecorded"):  # the step shows what it lacks
+        if getattr(entry, mark):
+            extra[mark] = getattr(entry, mark)
     step = Step(step_id=len(state.steps) + 1, timestamp=entry.started.isoformat(), source="agent", model_name=model,
                 message=turn.message, reasoning_content=turn.reasoning, llm_call_count=1, extra=extra,
                 tool_calls=[ToolCall(tool_call_id=c.call_id, function_name=c.name, arguments=c.arguments)
