@@ -23,6 +23,8 @@ from typing import Any
 from tasks_lib.gateway.exchange.exchange_model import ExchangeEntry
 from tasks_lib.safe_json import MAX_DEPTH, loads_bounded
 
+#: as Pydantic's own writer: no spaces
+_COMPACT = (",", ":")
 #: a record line wraps a body in a few levels of its own
 _LINE_DEPTH = MAX_DEPTH + 8
 
@@ -63,11 +65,11 @@ def entry_line(entry: ExchangeEntry) -> str:
         value = getattr(entry, name)
         if value is not None:
             obj[name] = value
-    text = json.dumps(obj, ensure_ascii=False, check_circular=False)
+    text = json.dumps(obj, ensure_ascii=False, check_circular=False, separators=_COMPACT)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escaped, so the line is UTF-8 and reads back the same
-        text = json.dumps(obj, ensure_ascii=True, check_circular=False)
+        text = json.dumps(obj, ensure_ascii=True, check_circular=False, separators=_COMPACT)
     return text
 
 

@@ -71,12 +71,14 @@ def delta(request: Any, field: str | None, recent: dict[int, Any]) -> tuple[Any,
         return request, None, []
     history = request.get(field) if field else None
     best, keep = max(recent), 0
-    if isinstance(history, list):
+    if isinstance(history, list):  # the base by ``==`` (in C); then its prefix checked to be the same JSON
         for seq, body in recent.items():
             theirs = body.get(field) if isinstance(body, dict) else None
-            shared = same_prefix(history, theirs) if isinstance(theirs, list) else 0
+            shared = common_prefix(history, theirs) if isinstance(theirs, list) else 0
             if shared > keep or (shared == keep and seq > best and shared):
                 best, keep = seq, shared
+        if keep:
+            keep = same_prefix(history[:keep], recent[best][field][:keep])
     base = recent[best]
     if not isinstance(base, dict):
         return request, None, []
@@ -88,9 +90,16 @@ def delta(request: Any, field: str | None, recent: dict[int, Any]) -> tuple[Any,
     if isinstance(history, list) and keep:
         ref.field, ref.keep = field, keep
         stored[field] = history[keep:]
-    if list(request) != unchanged + list(stored):
+    if list(request) != _natural_order(base, stored, unchanged):
         ref.order = list(request)
     return stored, ref, unchanged
+
+
+def _natural_order(base: dict, stored: dict, unchanged: list[str]) -> list[str]:
+    """The key order ``restore`` gives without ``order``: the base's, then the keys the base lacks.
+    A client sends its keys in the same order every time, so ``order`` is rarely stored."""
+    kept = set(unchanged) | set(stored)
+    return [k for k in base if k in kept] + [k for k in stored if k not in base]
 
 
 def restore(stored: Any, ref: HistoryRef | None, unchanged: list[str], recent: dict[int, Any]) -> Any:
@@ -98,10 +107,7 @@ def restore(stored: Any, ref: HistoryRef | None, unchanged: list[str], recent: d
     if not isinstance(stored, dict) or ref is None:
         return stored
     base = recent[ref.base]
-    full = {k: base[k] for k in unchanged}
-    full.update(stored)
+    full = {k: stored[k] if k in stored else base[k] for k in ref.order or _natural_order(base, stored, unchanged)}
     if ref.field is not None:
         full[ref.field] = list(base[ref.field][:ref.keep]) + list(stored.get(ref.field) or [])
-    if ref.order is not None:
-        full = {k: full[k] for k in ref.order}
     return full
