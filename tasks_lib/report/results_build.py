@@ -153,6 +153,7 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         pass_k.append(PassAtK(k=k, value=value, tasks=used, tasks_short=short))
     usages = [t.record.agent.usage for t in trials if t.record.agent and t.record.agent.usage]
     cost = total_cost(t.cost for t in trials)
+    known = [t.cost.usd for t in trials if t.cost.usd is not None]
     harness_kind = trials[0].record.harness_kind if trials else None
     return HarnessSummary(
         harness=harness,
@@ -174,8 +175,8 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         input_tokens=sum(u.input_tokens for u in usages) if usages else None,
         output_tokens=sum(u.output_tokens for u in usages) if usages else None,
         usage_trials=len(usages),
-        cost_usd=cost.usd if cost.usd is not None else cost.at_least_usd,
-        cost_trials=sum(1 for t in trials if t.cost.usd is not None),
+        cost_usd=math.fsum(known) if known else None,
+        cost_trials=len(known),
         cost=cost,
         duration_sec=math.fsum(t.record.duration_sec for t in trials),
     )

@@ -124,10 +124,10 @@ class HarnessSummary(BaseModel):
     output_tokens: int | None = None
     usage_trials: int = Field(default=0, description="Trials whose harness reported usage.")
     cost_usd: float | None = Field(default=None, description=(
-        "Sum of the trials' costs (tasks_lib/records/trial_cost.py): each from the price table over the gateway's "
-        "token counts, else the CLI's own figure, else the priced calls' sum; a lower bound unless cost.usd is "
-        "set; None when no trial's cost is known, never a made-up 0."))
-    cost_trials: int = Field(default=0, description="Trials whose cost is known.")
+        "Sum of the known trial costs (tasks_lib/records/trial_cost.py): each from the price table over the "
+        "gateway's token counts, else the CLI's own figure; None when no trial's cost is known, never a made-up 0. "
+        "What the reports show is cost."))
+    cost_trials: int = Field(default=0, description="Trials whose cost is known (the sum covers only these).")
     cost: TrialCost = Field(default_factory=TrialCost, description=(
         "The sum as every report shows it: known (usd) or partial (at_least_usd, calls_unpriced, trials_unknown)."))
     duration_sec: float = Field(default=0.0, description="Sum of trial durations.")
