@@ -21,6 +21,8 @@ def html_job(root: Path) -> tuple[Path, list]:
     trials = [make_trial("hello", "codex", 1, reward=1.0, model="openai/gpt-test"),
               make_trial("bye", "codex", 1, invalid="environment", model="openai/gpt-test"),
               make_trial("bye", "oracle", 1, reward=0.0)]
+    # as the trial stage records it: the trajectory's total is the trial's cost (write_trajectory)
+    trials[0].agent = trials[0].agent.model_copy(update={"cost_usd": 0.0038, "trajectory": "trajectory.json"})
     trials[2] = trials[2].model_copy(update={"flags": [
         TrialFlag(kind="tampering", message="reward.txt rewritten by <img src=x onerror=alert(1)>\x1b[2J",
                   evidence="verifier/tamper.log")]})

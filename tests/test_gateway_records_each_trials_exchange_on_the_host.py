@@ -51,6 +51,7 @@ def test_the_repeated_history_is_not_stored_again(tmp_path):
                 client.post(chat.path, headers=chat.headers(token), json=chat.body(turn, True))
     stored = [json.loads(line) for line in record.read_text().splitlines()]
     second = stored[1]
+    # keys in the base's order: no "order" stored (it is stored only when the client reorders them)
     assert second["history"] == {"base": 1, "field": "messages", "keep": 1}
     assert len(second["request"]["messages"]) == 2  # the model's call and the tool's output, not the task again
     assert "tools" in second["unchanged"] and "tools" not in second["request"]

@@ -28,7 +28,7 @@ def test_default_writes_files_and_prints_summary(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[:2] == [
         "demo-job: 3 trials, 2 scored, 1 invalid",
-        "  codex: mean reward 0.500 (95% CI 0.095-0.905) over 2 scored; 1 passed, 1 invalid",
+        "  codex: mean reward 0.500 (95% CI 0.095-0.905) over 2 scored; 1 passed, 1 invalid; cost unknown",
     ]
     for name in ("report.md", "junit.xml", "results.json"):
         assert (job_dir / name).is_file()

@@ -1,4 +1,5 @@
-"""Cost the harness did not report is "unknown", never $0; partial sums say what they cover."""
+"""Cost the harness did not report is "unknown", never $0; a sum with an unknown in it is shown as a
+lower bound ("≥ $X, ..."), never as a known total."""
 
 from report_fixtures import make_job, make_trial, write_job_dir
 
@@ -34,7 +35,8 @@ def test_cost_unknown_partial_and_known(tmp_path):
     md = render_markdown(results)
     codex, claude, pi, oracle = (_summary_row(md, h) for h in ("codex", "claude", "pi", "oracle"))
     assert codex[-2] == "unknown" and "$0" not in " ".join(codex)
-    assert claude[-2] == "$0.2500 (1 of 2 trials; rest unknown)"
+    assert claude[-2] == "≥ $0.2500, 1 trial unknown"
+    assert by["claude"].cost.usd is None and by["claude"].cost.at_least_usd == 0.25
     assert pi[-2] == "$1.2500"
     assert codex[-4:-2] == ["300", "30"]
     assert oracle[-4:-1] == ["—", "—", "unknown"]  # a reference harness has no tokens; cost still never 0

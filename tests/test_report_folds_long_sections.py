@@ -13,7 +13,8 @@ def test_long_sections_fold_and_every_row_is_present(tmp_path):
     results = load_results(job_dir)
 
     folded = render_markdown(results)
-    assert folded.count("<details>") == 2 and folded.count("</details>") == 2
+    assert folded.count("<details>") == 3 and folded.count("</details>") == 3
+    assert "<summary>All 145 trials</summary>\n\n| Harness | Task | Attempt | Status | Tokens in |" in folded
     assert "<summary>All 25 invalid attempts</summary>\n\n| Harness |" in folded
     assert ("<summary><b>oracle</b>: 145 tasks: 80 passed every attempt, 40 with a failed attempt, "
             "25 with an invalid attempt</summary>") in folded
@@ -25,4 +26,6 @@ def test_long_sections_fold_and_every_row_is_present(tmp_path):
     assert "<details>" not in flat and "### oracle" in flat
     for text in (folded, flat):
         assert sum(1 for line in text.splitlines() if line.startswith("| task-")) == 120
-        assert sum(1 for line in text.splitlines() if line.startswith("| oracle | env-")) == 25
+        # each invalid trial: once in the invalid attempts, once in the tokens and cost per trial
+        assert sum(1 for line in text.splitlines() if line.startswith("| oracle | env-")) == 50
+        assert sum(1 for line in text.splitlines() if line.startswith("| oracle | task-")) == 120

@@ -53,6 +53,7 @@ def test_trial_pages_show_verdict_ctrf_trajectory_escaped(tmp_path):
     passed = dump_dom(pages / trial_page_name(trials[0].trial_id))
     assert "tool call <strong>shell</strong>" in passed and "1200 in (1000 cached)" in passed
     assert "cost $0.0021" in passed and "cost $0.0038" in passed
+    assert '<span id="cost">$0.0038</span>' in passed and "unknown" not in passed  # one cost on the page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in passed and "<script>alert" not in passed
     assert "\\x1b]52;c;cGF3bmVk\\x07" in passed and "\x1b" not in passed
     assert re.search(r"<details><summary>output \(\d+ characters\)</summary>", passed), "outputs start collapsed"

@@ -22,6 +22,7 @@ from flows.cli.cli_options import normalize_optional_value as _normalize
 from flows.cli.cli_options import optional_value_command
 
 from tasks_lib.errors import InputError
+from tasks_lib.records.trial_cost import cost_text
 from tasks_lib.report.flag_gate import FLAG as FLAGGED
 from tasks_lib.report.flag_gate import check_flags, looks_like_kinds, parse_kinds
 from tasks_lib.report.invalid_gate import FLAG, check, looks_like_threshold, parse_threshold
@@ -36,6 +37,7 @@ from tasks_lib.report.report_files import render_results_json, write_reports
 from tasks_lib.report.results_model import Results
 from tasks_lib.report.results_build import load_results
 from tasks_lib.text_clean import visible
+from tasks_lib.trial.reprice import reprice_job
 
 
 class ReportFormat(str, Enum):
@@ -76,12 +78,40 @@ def plain_summary(results: Results) -> str:
             continue
         ci = (f" (95% CI {s.reward_interval.low:.3f}-{s.reward_interval.high:.3f})" if s.reward_interval else "")
         lines.append(f"  {visible(s.harness)}: mean reward {s.mean_reward:.3f}{ci} over {s.scored} scored; "
-                     f"{s.passed} passed, {s.invalid} invalid")
+                     f"{s.passed} passed, {s.invalid} invalid"
+                     + (f"; cost {cost_text(s.cost)}" if s.harness_kind == "model" else ""))
     if results.task_problems:
         lines.append(f"  {len(results.task_problems)} task(s) could not be loaded")
     if results.missing_trial_ids:
         lines.append(f"  {len(results.missing_trial_ids)} planned trial(s) have no record (interrupted or not run)")
     return "\n".join(lines)
+
+
+PRICES_HELP = ("Price (or re-price) the job's model trials with this table (LiteLLM's format, JSON or TOML, over "
+               "tbflow's pinned default table) from their recorded model exchange: trajectories, trial records and "
+               "reports are rewritten, verdicts never change; the table becomes the job's own (prices.json).")
+
+
+def _reprice(job_dir: Path, prices: Path) -> None:
+    """``--prices``: every model trial priced with the table before the reports are written."""
+    if (job_dir / LOCK_NAME).is_file():
+        raise InputError(str(job_dir), "the job is running or died holding its lock: price it once it ended")
+    changed = reprice_job(job_dir, prices)
+    typer.echo(f"priced with {visible(str(prices))}: {changed} trial record(s) changed", err=True)
+
+
+def _show(format: ReportFormat | None, results: Results, written_to: str | None) -> None:
+    """The rendering asked for on stdout, else the plain summary (and where the reports went)."""
+    if format is ReportFormat.md:
+        typer.echo(render_markdown(results), nl=False)
+    elif format is ReportFormat.junit:
+        typer.echo(render_junit(results), nl=False)
+    elif format is ReportFormat.json:
+        typer.echo(render_results_json(results), nl=False)
+    else:
+        typer.echo(plain_summary(results))
+        if written_to is not None:
+            typer.echo(f"wrote report.md, report.html, junit.xml and results.json in {written_to}")
 
 
 def report(
@@ -98,11 +128,12 @@ def report(
         None, FLAGGED, metavar="[=KIND,...]",
         help="Exit 1 when a trial is flagged: bare = tampering, broke-container or toolchain-changed; "
              "=KIND[,KIND] those kinds; =all every kind (agent-processes too)."),
+    prices: Path | None = typer.Option(None, "--prices", metavar="FILE", dir_okay=False, help=PRICES_HELP),
     write: bool = typer.Option(True, "--write/--no-write",
                                help="Write report.md, report.html (+ report-trials/), junit.xml and results.json into the "
                                     "job directory."),
 ) -> None:
-    """Re-render a job's reports from its records (no Docker needed)."""
+    """Re-render a job's reports from its records (no Docker needed); with --prices, price them first."""
     try:
         threshold = parse_threshold(fail_on_invalid) if fail_on_invalid is not None else None
         kinds = parse_kinds(fail_on_flagged) if fail_on_flagged is not None else None
@@ -111,6 +142,8 @@ def report(
             typer.echo(f"tbflow: warning: {job.warning}", err=True)
         job_dir = job.path
         store = job.mirror if is_url(job_ref) else None  # named by its URL: the store gets the reports too
+        if prices is not None:
+            _reprice(job_dir, prices)
         results = load_results(job_dir)
         if (job_dir / LOCK_NAME).is_file():  # a run died holding the job (or one runs): it may have left containers
             from tasks_lib.job.job_orphans import remove_orphans_quietly  # the Docker SDK: only then
@@ -122,17 +155,7 @@ def report(
                 store.push_top()
     except InputError as exc:
         raise _input_error(exc) from None
-    if format is ReportFormat.md:
-        typer.echo(render_markdown(results), nl=False)
-    elif format is ReportFormat.junit:
-        typer.echo(render_junit(results), nl=False)
-    elif format is ReportFormat.json:
-        typer.echo(render_results_json(results), nl=False)
-    else:
-        typer.echo(plain_summary(results))
-        if write:
-            typer.echo(f"wrote report.md, report.html, junit.xml and results.json in "
-                       f"{store.describe() if store is not None else job_dir}")
+    _show(format, results, f"{store.describe() if store is not None else job_dir}" if write else None)
     tripped = False
     if threshold is not None:
         gate = check(threshold, results.total_invalid, results.total_trials, results.total_errors)

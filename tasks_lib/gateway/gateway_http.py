@@ -1,7 +1,7 @@
 """The model gateway's HTTP side: a Starlette app that forwards each model request upstream with httpx.
 
 Why separate from ``model_gateway``: this module is the gateway's rules on the wire (which routes
-pass, which headers are dropped, how a reply is streamed through and when it is booked);
+pass, which headers go on (``gateway_headers``), how a reply is streamed through and when it is booked);
 ``model_gateway`` is the state (trials, tokens, usage) and lifecycle, ``gateway_server`` serves
 this app on the unix socket. The app holds no state of its own beyond one request and books
 every request through ``ModelGateway._book`` exactly once. HTTP itself (framing, chunked
@@ -31,7 +31,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from tasks_lib.gateway.gateway_config import Family, UpstreamConfig
-from tasks_lib.gateway.gateway_headers import relayed_headers
+from tasks_lib.gateway.gateway_headers import forwarded_headers, relayed_headers
 from tasks_lib.gateway.gateway_limits import GatewayLimits, InFlight, LimitExceeded
 from tasks_lib.gateway.gateway_policy import TrialScope, asked_model, family_refusal, model_refusal, refused
 from tasks_lib.gateway.gateway_routes import family_and_route, presented_tokens, routed, without_key
@@ -39,9 +39,6 @@ from tasks_lib.gateway.gateway_server import AbortConnection
 from tasks_lib.gateway.gateway_usage import MAX_PARSE_BYTES, GatewayUsage, SseUsageParser, TokenCount, usage_from_json
 
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
-        "trailer", "transfer-encoding", "upgrade", "host", "content-length"}
-_DROP_REQUEST = _HOP | {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "accept-encoding"}
 MAX_ERROR_BODY = 1024 * 1024
 #: a request body up to this size is parsed for its model on the event loop (a few ms at most)
 _PARSE_ON_LOOP_BYTES = 256 * 1024
@@ -227,7 +224,7 @@ async def _forward(request: Request, booking: _Booking, family: Family, rest: st
     endpoint = gw.upstream.endpoint(family)
     if endpoint is None:
         return _error(booking, family, 502, f"tbflow gateway: no {family} upstream is configured")
-    headers = [(k, v) for k, v in request.headers.items() if k not in _DROP_REQUEST]
+    headers = forwarded_headers(family, request.headers.items())
     headers.append(("accept-encoding", "identity"))
     auth = endpoint.auth_header()
     if auth:

@@ -3,8 +3,10 @@
 Why that format: it is the ecosystem's usual price source (Harbor's and Inspect's costs come from
 it), so a user can hand tbflow the file they already keep. A table maps a model name to an entry
 with ``input_cost_per_token``, ``output_cost_per_token`` and, optionally,
-``cache_read_input_token_cost`` and ``cache_creation_input_token_cost`` (USD per token); other keys
-are ignored. JSON, or TOML with one table per model (``["gpt-5"]``).
+``cache_read_input_token_cost``, ``cache_creation_input_token_cost`` and
+``cache_creation_input_token_cost_above_1hr`` (USD per token), and prompt-size tiers
+(``input_cost_per_token_above_200k_tokens`` and the like, ``ModelPrice``); other keys are ignored.
+JSON, or TOML with one table per model (``["gpt-5"]``).
 
 ``default_prices.json`` is a small pinned copy of LiteLLM 1.110.2's entries for common models:
 nothing is fetched at run time. A user table (``tbflow run --prices FILE``) is laid over it, its
@@ -14,10 +16,12 @@ entries winning. A model in neither has no price: its cost is None (unknown), ne
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from tasks_lib.errors import InputError
 
@@ -26,8 +30,19 @@ DEFAULT_TABLE = Path(__file__).with_name("default_prices.json")
 _SAMPLE = "sample_spec"
 
 
+#: the per-token prices a tier may raise, in LiteLLM's names
+TIERED = ("input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost",
+          "cache_creation_input_token_cost", "cache_creation_input_token_cost_above_1hr")
+_TIER_KEY = re.compile(r"^(?P<base>[a-z_0-9]+?)_above_(?P<k>[0-9]+)k_tokens$")
+
+
 class ModelPrice(BaseModel):
-    """USD per token; a missing input or output price means the model is not priced."""
+    """USD per token; a missing input or output price means the model is not priced.
+
+    LiteLLM's tiers are kept: ``<price>_above_<N>k_tokens`` (the price of every token of a call
+    whose whole prompt, cache reads and writes included, is over N thousand tokens) and
+    ``cache_creation_input_token_cost_above_1hr`` (a cache write kept an hour, not five minutes).
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -35,6 +50,29 @@ class ModelPrice(BaseModel):
     output_cost_per_token: float | None = None
     cache_read_input_token_cost: float | None = None
     cache_creation_input_token_cost: float | None = None
+    cache_creation_input_token_cost_above_1hr: float | None = None
+    #: prompt-size tiers: threshold in tokens → the prices (of ``TIERED``) that change above it
+    tiers: dict[int, dict[str, float]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_tiers(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        tiers: dict[int, dict[str, Any]] = {int(k): dict(v) for k, v in (data.get("tiers") or {}).items()}
+        for key, value in data.items():
+            match = _TIER_KEY.match(key)
+            if match and match["base"] in TIERED:
+                tiers.setdefault(int(match["k"]) * 1000, {})[match["base"]] = value
+        return {**data, "tiers": tiers}
+
+    def at(self, prompt_tokens: int) -> "ModelPrice":
+        """The prices of a call whose whole prompt is ``prompt_tokens``: the highest tier it is
+        strictly over replaces the base prices it names (LiteLLM's and the providers' rule)."""
+        over = [t for t in self.tiers if prompt_tokens > t]
+        if not over:
+            return self
+        return self.model_copy(update=self.tiers[max(over)])
 
 
 class PriceTable(BaseModel):
@@ -91,22 +129,30 @@ def default_price_table() -> PriceTable:
 
 
 def call_cost(price: ModelPrice | None, prompt: int, completion: int, cache_read: int | None,
-              cache_write: int | None, prompt_includes_cache: bool) -> float | None:
+              cache_write: int | None, prompt_includes_cache: bool, cache_write_1h: int | None = None) -> float | None:
     """USD of one model call, None when the model is not priced.
 
     OpenAI and Gemini count cached tokens inside the prompt; Anthropic's ``input_tokens`` leaves
-    cache reads and writes out, so they are added. Cache tokens without a cache price cost the
-    input price.
+    cache reads and writes out, so they are added (and count towards the prompt's size for its
+    tier). Of the cache writes, ``cache_write_1h`` were kept an hour and cost that price. Cache
+    tokens without a cache price cost the input price.
     """
     if price is None or price.input_cost_per_token is None or price.output_cost_per_token is None:
         return None
     read, write = cache_read or 0, cache_write or 0
+    hour = min(cache_write_1h or 0, write)
+    whole = prompt if prompt_includes_cache else prompt + read + write
+    price = price.at(whole)
+    inp, out = price.input_cost_per_token or 0.0, price.output_cost_per_token or 0.0
     uncached = max(prompt - read, 0) if prompt_includes_cache else prompt
-    read_price = price.cache_read_input_token_cost if price.cache_read_input_token_cost is not None \
-        else price.input_cost_per_token
-    write_price = price.cache_creation_input_token_cost if price.cache_creation_input_token_cost is not None \
-        else price.input_cost_per_token
-    total = uncached * price.input_cost_per_token + completion * price.output_cost_per_token + read * read_price
+    read_price = _or(price.cache_read_input_token_cost, inp)
+    write_price = _or(price.cache_creation_input_token_cost, inp)
+    hour_price = _or(price.cache_creation_input_token_cost_above_1hr, write_price)
+    total = uncached * inp + completion * out + read * read_price
     if not prompt_includes_cache:
-        total += write * write_price
+        total += (write - hour) * write_price + hour * hour_price
     return total
+
+
+def _or(value: float | None, default: float) -> float:
+    return value if value is not None else default

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import uuid
 from datetime import timedelta
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from tasks_lib.publish.harbor_format import (
                                              VerifierResult,
                                              )
 from tasks_lib.records.record_models import JobRecord, TrialRecord
+from tasks_lib.records.trial_cost import cost_text, trial_cost, trial_tokens
 
 _NAMESPACE = uuid.UUID("6f1c2d7e-30a1-4c55-9b1e-7462666c6f77")  # tbflow's own uuid5 namespace
 
@@ -104,18 +106,15 @@ def _tbflow_metadata(record: TrialRecord) -> dict[str, Any]:
 
 
 def agent_context(record: TrialRecord) -> AgentContext:
-    """Tokens as the harness reported them (the gateway's count when it did not), cost when known."""
-    a = record.agent
-    usage = a.usage if a is not None else None
-    gw = a.gateway_usage if a is not None else None
-    tokens_in = tokens_out = None
-    if usage is not None and (usage.input_tokens or usage.output_tokens):
-        tokens_in, tokens_out = usage.input_tokens, usage.output_tokens
-    elif gw is not None and gw.responses_with_usage:
-        tokens_in, tokens_out = gw.input_tokens, gw.output_tokens
-    return AgentContext(n_input_tokens=tokens_in, n_output_tokens=tokens_out,
-                        cost_usd=usage.cost_usd if usage is not None else None,
-                        metadata=_tbflow_metadata(record))
+    """Tokens and cost as every tbflow report shows them (``tasks_lib/records/trial_cost.py``): the
+    gateway's count, the price table's cost; a partial cost is no total, so Harbor gets null and the
+    lower bound is in the metadata."""
+    tokens_in, tokens_out = trial_tokens(record.agent)
+    cost = trial_cost(record.agent)
+    metadata = _tbflow_metadata(record)
+    metadata["tbflow"]["cost"] = cost.model_dump(exclude_defaults=True) | {"shown": cost_text(cost)}
+    return AgentContext(n_input_tokens=tokens_in, n_output_tokens=tokens_out, cost_usd=cost.usd,
+                        metadata=metadata)
 
 
 def _phase(record: TrialRecord, stage: str) -> TimingInfo | None:
@@ -190,7 +189,7 @@ def job_result(job: JobRecord, results: Sequence[TrialResult]) -> JobResult:
         for name, value in (r.verifier_result.rewards or {}).items() if r.verifier_result else ():
             stats.reward_stats.setdefault(name, {}).setdefault(str(float(value)), []).append(r.trial_name)
     tokens = [r.agent_result for r in results if r.agent_result and r.agent_result.n_input_tokens is not None]
-    costs = [r.agent_result.cost_usd for r in results if r.agent_result and r.agent_result.cost_usd is not None]
+    costs = [r.agent_result.cost_usd for r in results if r.agent_result]  # a sum with an unknown in it is unknown
     return JobResult(
         id=stable_uuid(job.job_id), started_at=job.started_at, finished_at=job.ended_at,
         n_total_trials=len(results),
@@ -200,6 +199,6 @@ def job_result(job: JobRecord, results: Sequence[TrialResult]) -> JobResult:
             evals=evals,
             n_input_tokens=sum(t.n_input_tokens or 0 for t in tokens) if tokens else None,
             n_output_tokens=sum(t.n_output_tokens or 0 for t in tokens) if tokens else None,
-            cost_usd=sum(costs) if costs else None,
+            cost_usd=math.fsum(c for c in costs if c is not None) if costs and None not in costs else None,
         ),
     )

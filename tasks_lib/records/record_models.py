@@ -122,22 +122,18 @@ class AgentOutcome(BaseModel):
     #: why no trajectory could be written although the exchange was recorded (never the agent's verdict)
     trajectory_problem: str | None = None
     #: USD of the trial's model calls, priced per call from the price table over the gateway's
-    #: token counts; None when a call's model has no price (unknown, never 0)
+    #: token counts; None when a call's tokens are unknown or its model has no price (never 0)
     cost_usd: float | None = None
+    #: when some calls could not be priced: the priced calls' sum (a lower bound) and how many were
+    #: not (``tasks_lib/records/trial_cost.py`` shows it as "≥ $X, N calls unpriced")
+    cost_priced_usd: float | None = None
+    calls_unpriced: int = 0
     #: a host-side agent whose loop did not return within the grace after the deadline: left on
     #: its thread, what it did later is not part of the trial (tasks_lib/trial/host_run.py)
     abandoned: bool = False
     #: set when the task has a ``storage_mb``
     storage: StorageCount | None = None
 
-    @property
-    def trial_cost_usd(self) -> float | None:
-        """The trial's cost: the price table's over the gateway's counts when every call was priced
-        (the same rule for every harness, and the user's table wins), else the CLI's own figure,
-        else None (unknown, never 0)."""
-        if self.cost_usd is not None:
-            return self.cost_usd
-        return self.usage.cost_usd if self.usage else None
 
 
 class KillOutcome(BaseModel):

@@ -20,6 +20,7 @@ from functools import lru_cache
 import jinja2
 
 from tasks_lib.container.container_outcomes import LISTED_LOG_ENTRIES
+from tasks_lib.records.trial_cost import cost_text
 from tasks_lib.report.results_model import HarnessSummary, Results, TaskResult, TrialResult
 from tasks_lib.report.templating import make_environment, render
 from tasks_lib.text_clean import shorten
@@ -44,14 +45,15 @@ def tokens(value: int | None, summary: HarnessSummary) -> str:
     return f"{value:,}" + (f" ({summary.usage_trials} of {summary.trials} trials)" if partial else "")
 
 
-def cost(summary: HarnessSummary) -> str:
-    """Cost; "unknown" when no trial reported one (never 0), partial sums say so."""
-    if summary.cost_usd is None:
-        return "unknown"
-    text = f"${summary.cost_usd:,.4f}"
-    if summary.cost_trials < summary.trials:
-        text += f" ({summary.cost_trials} of {summary.trials} trials; rest unknown)"
-    return text
+def cost(summary: HarnessSummary | TrialResult) -> str:
+    """A harness's or a trial's cost, as every report shows it (``trial_cost.cost_text``): "unknown"
+    when none is known (never 0), "≥ $X, N calls unpriced" when partial."""
+    return cost_text(summary.cost)
+
+
+def count(value: int | None) -> str:
+    """A trial's token count; "unknown" when not reported."""
+    return f"{value:,}" if value is not None else "unknown"
 
 
 def cell(c) -> str:  # noqa: ANN001  (AttemptCell)
@@ -164,7 +166,7 @@ def task_groups(results: Results) -> list[tuple[HarnessSummary, list[TaskResult]
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     return make_environment({"timeouts": timeouts, "cell": cell, "cost": cost, "tokens": tokens,
-                             "headline": headline})
+                             "headline": headline, "count": count})
 
 
 def render_markdown(results: Results, collapsible: bool = True) -> str:

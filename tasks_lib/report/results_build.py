@@ -1,8 +1,9 @@
 """Turn a job's records into the ``Results`` document (pure, apart from reading log tails).
 
 The rules that make the numbers trustworthy live here: an invalid trial never enters a mean or a
-pass@k (it is counted beside them), cost is summed only over trials that reported one and is None
-rather than 0 when none did, and every planned trial without a record is listed.
+pass@k (it is counted beside them), a cost sum is known only when every trial's is and is shown as a
+lower bound otherwise (``tasks_lib/records/trial_cost.py``), never 0 for unknown, and every planned
+trial without a record is listed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tasks_lib.records.record_models import JobRecord, TrialRecord
+from tasks_lib.records.trial_cost import total_cost, trial_cost, trial_tokens
 from tasks_lib.report.report_inputs import job_relative, load_job, log_tail, trial_dir_rel
 from tasks_lib.report.results_model import (
                                             AttemptCell,
@@ -122,6 +124,9 @@ def _trial_result(r: TrialRecord, job_dir: Path | None) -> TrialResult:
         verifier_log=verifier_log,
         verifier_tail=log_tail(job_dir, verifier_log) if not_passed else [],
         evidence_tail=log_tail(job_dir, evidence) if evidence else [],
+        cost=trial_cost(r.agent),
+        input_tokens=trial_tokens(r.agent)[0],
+        output_tokens=trial_tokens(r.agent)[1],
     )
 
 
@@ -147,7 +152,8 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         value, used, short = mean_pass_at_k([(n, c) for n, c in per_task.values()], k)
         pass_k.append(PassAtK(k=k, value=value, tasks=used, tasks_short=short))
     usages = [t.record.agent.usage for t in trials if t.record.agent and t.record.agent.usage]
-    costs = [c for c in (t.record.agent.trial_cost_usd for t in trials if t.record.agent) if c is not None]
+    cost = total_cost(t.cost for t in trials)
+    known = [t.cost.usd for t in trials if t.cost.usd is not None]
     harness_kind = trials[0].record.harness_kind if trials else None
     return HarnessSummary(
         harness=harness,
@@ -169,8 +175,9 @@ def _summary(harness: str, trials: list[TrialResult], job: JobRecord, ks: list[i
         input_tokens=sum(u.input_tokens for u in usages) if usages else None,
         output_tokens=sum(u.output_tokens for u in usages) if usages else None,
         usage_trials=len(usages),
-        cost_usd=math.fsum(costs) if costs else None,
-        cost_trials=len(costs),
+        cost_usd=math.fsum(known) if known else None,
+        cost_trials=len(known),
+        cost=cost,
         duration_sec=math.fsum(t.record.duration_sec for t in trials),
     )
 

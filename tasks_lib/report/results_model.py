@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tasks_lib.records.record_models import HarnessKind, InvalidKind, TaskProblemRecord, TrialRecord
+from tasks_lib.records.trial_cost import TrialCost
 
 RESULTS_SCHEMA_VERSION = 1
 
@@ -123,9 +124,12 @@ class HarnessSummary(BaseModel):
     output_tokens: int | None = None
     usage_trials: int = Field(default=0, description="Trials whose harness reported usage.")
     cost_usd: float | None = Field(default=None, description=(
-        "Sum of the trials' costs: each from the price table over the gateway's token counts, else the CLI's own "
-        "figure; None when no trial's cost is known, never a made-up 0."))
+        "Sum of the known trial costs (tasks_lib/records/trial_cost.py): each from the price table over the "
+        "gateway's token counts, else the CLI's own figure; None when no trial's cost is known, never a made-up 0. "
+        "What the reports show is cost."))
     cost_trials: int = Field(default=0, description="Trials whose cost is known (the sum covers only these).")
+    cost: TrialCost = Field(default_factory=TrialCost, description=(
+        "The sum as every report shows it: known (usd) or partial (at_least_usd, calls_unpriced, trials_unknown)."))
     duration_sec: float = Field(default=0.0, description="Sum of trial durations.")
 
 
@@ -140,6 +144,11 @@ class TrialResult(BaseModel):
                                      description="Last lines of the verifier output; empty for passed trials.")
     evidence_tail: list[str] = Field(default_factory=list,
                                      description="Invalid trials: last lines of the evidence log.")
+    cost: TrialCost = Field(default_factory=TrialCost, description=(
+        "The trial's cost as every report shows it (tasks_lib/records/trial_cost.py)."))
+    input_tokens: int | None = Field(default=None, description=(
+        "The trial's input tokens: the gateway's count when it saw usage, else the CLI's; None when unknown."))
+    output_tokens: int | None = None
 
     @property
     def scored(self) -> bool:

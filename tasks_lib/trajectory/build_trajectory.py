@@ -12,11 +12,18 @@ Why from the exchange: it is what the model was actually sent and answered, reco
 What is *new* in a request is found against the earlier request sharing the longest prefix of
 history with it, so a side call (a title request) does not make the main conversation look new.
 A call answered with an error (no reply) is a step only when the provider metered tokens for it.
-``final_metrics`` carries the trial's gateway usage, so it equals the trial record's.
+A call whose request or reply did not parse (kept as bytes in the recording) is still a step, its
+``extra`` naming what is missing and why (``request_unparsed``, ``reply_unparsed``, ``unrecorded``);
+the steps around it are built as usual.
+``final_metrics`` carries the trial's gateway usage, so it equals the trial record's. Its
+``total_cost_usd`` is the sum of every call's cost only when every call was priced: a call whose
+tokens are unknown (no usage in its reply) or whose model has no price makes it null, and
+``extra`` then holds the priced calls' sum (a lower bound) and the count of unpriced calls.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Iterable
@@ -32,6 +39,8 @@ from tasks_lib.trajectory.call_parts import Item, Turn
 
 CONVERTERS: dict[str, ModuleType] = {"openai-chat": from_chat, "openai-responses": from_responses,
                                      "anthropic-messages": from_anthropic, "gemini-generate-content": from_gemini}
+#: ``final_metrics.extra`` keys when some call could not be priced: the priced calls' sum, and how many were not
+COST_PRICED, CALLS_UNPRICED = "cost_usd_priced", "calls_unpriced"
 #: how many earlier requests' histories are kept to find what is new in the next one
 _WINDOW = 8
 
@@ -58,14 +67,17 @@ def build_trajectory(entries: Iterable[ExchangeEntry], agent: Agent, usage: Gate
         _agent_step(state, entry, conv, prices, agent.model_name)
     if not any(s.source == "agent" for s in state.steps):
         return None
-    costs = state.costs
+    priced = [c for c in state.costs if c is not None]
+    unpriced = len(state.costs) - len(priced)
     cached = [s.metrics.cached_tokens for s in state.steps if s.metrics and s.metrics.cached_tokens is not None]
     final = FinalMetrics(
         total_prompt_tokens=usage.input_tokens if usage else None,
         total_completion_tokens=usage.output_tokens if usage else None,
         total_cached_tokens=sum(cached) if cached else None,
-        total_cost_usd=sum(c for c in costs if c is not None) if costs and None not in costs else None,
-        total_steps=len(state.steps))
+        total_cost_usd=math.fsum(priced) if not unpriced else None,
+        total_steps=len(state.steps),
+        # a lower bound is not a total: ATIF's total stays unknown, the bound is kept beside it
+        extra={COST_PRICED: math.fsum(priced), CALLS_UNPRICED: unpriced} if unpriced else None)
     return Trajectory(session_id=session_id, agent=agent, steps=state.steps, final_metrics=final,
                       extra={"recorded_by": "tbflow gateway"})
 
@@ -104,11 +116,14 @@ def _agent_step(state: _State, entry: ExchangeEntry, conv: ModuleType, prices: P
     cost = None
     if prompt is not None and completion is not None:
         cost = call_cost(prices.lookup(model), prompt, completion, turn.cache_read, turn.cache_write,
-                         conv.PROMPT_INCLUDES_CACHE)
-        state.costs.append(cost)
+                         conv.PROMPT_INCLUDES_CACHE, turn.cache_write_1h)
+    state.costs.append(cost)  # unknown tokens or an unpriced model: a call the total cannot cover
     extra: dict[str, object] = {"seq": entry.seq, "ms": entry.ms}
     if entry.status >= 400:
         extra.update(status=entry.status, error=entry.error)
+    for mark in ("request_unparsed", "reply_unparsed", "unrecorded"):  # the step shows what it lacks
+        if getattr(entry, mark):
+            extra[mark] = getattr(entry, mark)
     step = Step(step_id=len(state.steps) + 1, timestamp=entry.started.isoformat(), source="agent", model_name=model,
                 message=turn.message, reasoning_content=turn.reasoning, llm_call_count=1, extra=extra,
                 tool_calls=[ToolCall(tool_call_id=c.call_id, function_name=c.name, arguments=c.arguments)

@@ -44,6 +44,8 @@ class Turn:
     model: str | None = None
     cache_read: int | None = None
     cache_write: int | None = None
+    #: of ``cache_write``, the tokens written to a cache kept an hour (Anthropic's ``ephemeral_1h``)
+    cache_write_1h: int | None = None
 
 
 def text_of(content: Any) -> str:

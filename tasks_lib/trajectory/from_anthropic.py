@@ -32,7 +32,8 @@ def items(request: dict) -> list[Item]:
 def turn(reply: Any) -> Turn:
     reply = reply if isinstance(reply, dict) else {}
     out = Turn(model=reply.get("model"), cache_read=count(dig(reply, "usage", "cache_read_input_tokens")),
-               cache_write=count(dig(reply, "usage", "cache_creation_input_tokens")))
+               cache_write=count(dig(reply, "usage", "cache_creation_input_tokens")),
+               cache_write_1h=count(dig(reply, "usage", "cache_creation", "ephemeral_1h_input_tokens")))
     texts, thoughts = [], []
     for block in reply.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None

@@ -26,7 +26,7 @@ from tasks_lib.records.record_models import AgentOutcome, TrialSpec
 from tasks_lib.store.job_store import write_atomic
 from tasks_lib.store.remote_store import PRICES_FILE as JOB_PRICES_FILE
 from tasks_lib.trajectory.atif_models import Agent
-from tasks_lib.trajectory.build_trajectory import build_trajectory
+from tasks_lib.trajectory.build_trajectory import CALLS_UNPRICED, COST_PRICED, build_trajectory
 
 TRAJECTORY_FILE = "trajectory.json"
 
@@ -63,5 +63,9 @@ def with_trajectory(outcome: AgentOutcome, spec: TrialSpec, harness_version: str
     except Exception as exc:  # noqa: BLE001 (a transcript is a view: it never decides the trial)
         _log.exception("trial %s: no trajectory", spec.trial_id)
         return outcome.model_copy(update={"trajectory_problem": f"{type(exc).__name__}: {exc}"[:500]})
-    cost = trajectory.final_metrics.total_cost_usd if trajectory.final_metrics else None
-    return outcome.model_copy(update={"trajectory": TRAJECTORY_FILE, "cost_usd": cost})
+    final = trajectory.final_metrics
+    extra = (final.extra if final else None) or {}
+    return outcome.model_copy(update={
+        "trajectory": TRAJECTORY_FILE, "trajectory_problem": None,
+        "cost_usd": final.total_cost_usd if final else None,
+        "cost_priced_usd": extra.get(COST_PRICED), "calls_unpriced": extra.get(CALLS_UNPRICED) or 0})

@@ -7,7 +7,8 @@ request the gateway booked for the trial, in booking order.
 A request body is stored as a *delta* (``history_delta``): its history list holds only the items
 after the first ``history.keep`` items of request ``history.base``, and the top-level keys named in
 ``unchanged`` are the base's. The reply is stored whole, a stream already reassembled into the
-API's non-streaming JSON shape (``sse_reassembly``). Headers are never stored: they carry keys.
+API's non-streaming JSON shape (``sse_reassembly``). A body that does not parse is kept as its
+exact bytes, with the reason (``exchange_json``). Headers are never stored: they carry keys.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class HistoryRef(BaseModel):
     base: int
     field: str | None = None
     keep: int = 0
+    #: the request's top-level key order, when it is not the stored keys after the unchanged ones
+    order: list[str] | None = None
 
 
 class ExchangeEntry(BaseModel):
@@ -67,13 +70,18 @@ class ExchangeEntry(BaseModel):
     output_tokens: int | None = None
     error: str | None = None
     stream: bool = False
-    #: the JSON request body (a delta, see the module docstring); None when not JSON
+    #: the JSON request body (a delta, see the module docstring); None when it did not parse
     request: Any = None
+    #: a request body that did not parse, as its exact bytes (``exchange_json.raw_bytes``), and why
     request_text: str | None = None
+    request_unparsed: str | None = None
     history: HistoryRef | None = None
     unchanged: list[str] = []
-    #: the reply as the API's non-streaming JSON (a stream reassembled); None when not JSON
+    #: the reply as the API's non-streaming JSON (a stream reassembled); None when it did not parse
     reply: Any = None
     reply_text: str | None = None
+    reply_unparsed: str | None = None
     #: the trial's recording went over its byte budget: bodies left out from here on
     truncated: bool = False
+    #: the bodies could not be recorded (a bug met on an odd body): only status, timing and tokens
+    unrecorded: str | None = None

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from pydantic import ValidationError
-
+from tasks_lib.gateway.exchange.exchange_json import parse_line
 from tasks_lib.gateway.exchange.exchange_model import ExchangeEntry
 from tasks_lib.gateway.exchange.history_delta import WINDOW, restore
 
@@ -26,15 +25,16 @@ def read_exchange(path: Path) -> Iterator[ExchangeEntry]:
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             try:
-                entry = ExchangeEntry.model_validate_json(line)
-            except ValidationError:
+                entry = parse_line(line)
+            except ValueError:  # Pydantic's ValidationError is one
                 return
             if entry.request is not None:
                 try:
                     entry.request = restore(entry.request, entry.history, entry.unchanged, recent)
                     entry.history, entry.unchanged = None, []
                 except KeyError:
-                    pass
+                    yield entry
+                    continue
                 recent[entry.seq] = entry.request
                 for old in sorted(recent)[:-WINDOW]:
                     del recent[old]

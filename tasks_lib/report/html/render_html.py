@@ -24,7 +24,7 @@ import jinja2
 from tasks_lib.report.html.trial_inputs import TrialInputs, trial_inputs
 from tasks_lib.report.md_format import num, seconds, when
 from tasks_lib.report.templating import bytecode_cache
-from tasks_lib.report.render_markdown import cost, tokens
+from tasks_lib.report.render_markdown import cost, count, tokens
 from tasks_lib.report.results_model import Results, TrialResult
 from tasks_lib.text_clean import visible
 
@@ -60,7 +60,7 @@ def _environment() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update({"v": _v, "vl": lambda x: _v(x, True), "num": num, "seconds": seconds, "when": when,
                         "status": status_of, "page": trial_page_name})
-    env.globals.update({"tokens": tokens, "cost": cost})
+    env.globals.update({"tokens": tokens, "cost": cost, "count": count})
     return env
 
 
