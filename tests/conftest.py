@@ -187,3 +187,21 @@ def pytest_collection_modifyitems(config, items):
         if not any(True for _ in item.iter_markers("xdist_group")) and (group := module_fixture_group(item)):
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: start_rank(item.nodeid.split("::")[0]))
+
+
+def pytest_collection_finish(session):
+    """Harbor's venv and the CLIs' bundles start being made now if a collected test needs them
+    (tests/session_ahead.py)."""
+    from cli_bundles_ahead import COMMAND, USES_CLIS
+    from harbor_check import INSTALL_AHEAD, USES_HARBOR
+    from session_ahead import start_if_used
+
+    files, logs = {item.path for item in session.items}, session.config._tmp_path_factory.getbasetemp()
+    start_if_used(INSTALL_AHEAD, files, USES_HARBOR, logs / "harbor-venv-ahead.log")
+    start_if_used(COMMAND, files, USES_CLIS, logs / "cli-bundles-ahead.log")
+
+
+def pytest_unconfigure(config):
+    from session_ahead import stop_all
+
+    stop_all()
