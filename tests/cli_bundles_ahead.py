@@ -8,13 +8,15 @@ CLI's bundle while holding ``LOCK``, and a test job naming a CLI waits for that 
 starts (``wait_for_bundles``), so the later jobs find the cache warm. What a job checks does not
 change: it prepares its bundles itself, as before, and a cache hit re-checks the entry's manifest.
 
-Run as ``python tests/cli_bundles_ahead.py`` (from the repo's venv).
+Run as ``python tests/cli_bundles_ahead.py [--held]`` (from the repo's venv; with ``--held`` it takes
+the lock, then waits for ``go`` on stdin before it builds).
 """
 
 from __future__ import annotations
 
 import fcntl
 import re
+import select
 import sys
 import time
 from functools import cache
@@ -23,7 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: a test module that runs the real CLIs says one of these
 USES_CLIS = re.compile(r"cli_model|shared_cli_jobs|happy_cli_job")
-COMMAND = [sys.executable, str(Path(__file__).resolve())]
+#: at most this long held (a server start fails after 180 s): then it builds all the same, for the
+#: jobs that wait on its lock
+HOLD_SEC = 240
+#: holds the lock from the start, builds once told to go (tests/session_ahead.py)
+COMMAND = [sys.executable, str(Path(__file__).resolve()), "--held"]
 
 
 def _lock_path() -> Path:
@@ -54,6 +60,8 @@ def main() -> int:
     _lock_path().parent.mkdir(parents=True, exist_ok=True)
     with open(_lock_path(), "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
+        if "--held" in sys.argv[1:] and select.select([sys.stdin], [], [], HOLD_SEC)[0] and not sys.stdin.readline():
+            return 0  # the session ended before its server was up (the pipe closed without a go)
         failed = 0
         for name, harness in _clis().items():
             start = time.monotonic()

@@ -85,6 +85,18 @@ def _shared_server():
                        check=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _prepared_ahead(request, _shared_server):
+    """Once this worker's server is up: the held bundle build goes on, and Harbor's venv starts
+    being made if a collected test needs it (tests/session_ahead.py)."""
+    from harbor_check import INSTALL_AHEAD, USES_HARBOR
+    from session_ahead import release_all, start_if_used
+
+    release_all()
+    start_if_used(INSTALL_AHEAD, {item.path for item in request.session.items}, USES_HARBOR,
+                  request.config._tmp_path_factory.getbasetemp() / "harbor-venv-ahead.log", niceness=10)
+
+
 @pytest.fixture(scope="session")
 def docker_ready():
     from tasks_lib.container.docker_client import get_client, preflight
@@ -190,15 +202,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
-    """Harbor's venv and the CLIs' bundles start being made now if a collected test needs them
-    (tests/session_ahead.py)."""
+    """The CLIs' bundle build takes its lock now, if a collected test runs a CLI (tests/session_ahead.py)."""
     from cli_bundles_ahead import COMMAND, USES_CLIS
-    from harbor_check import INSTALL_AHEAD, USES_HARBOR
     from session_ahead import start_if_used
 
-    files, logs = {item.path for item in session.items}, session.config._tmp_path_factory.getbasetemp()
-    start_if_used(INSTALL_AHEAD, files, USES_HARBOR, logs / "harbor-venv-ahead.log")
-    start_if_used(COMMAND, files, USES_CLIS, logs / "cli-bundles-ahead.log")
+    start_if_used(COMMAND, {item.path for item in session.items}, USES_CLIS,
+                  session.config._tmp_path_factory.getbasetemp() / "cli-bundles-ahead.log", held=True)
 
 
 def pytest_unconfigure(config):

@@ -4,7 +4,9 @@ CI starts from empty caches (.ci/run), so Harbor's venv (tests/harbor_check.py) 
 CLIs' bundles (tests/cli_bundles_ahead.py) are made during the suite. Made inside the first test
 that asked, that test's worker waited for all of it while the session's servers were already up,
 and tests on other workers waited too (Harbor's lock) or made the same thing again (the bundle
-cache has no lock). Started when collection ends, the work overlaps the workers' own start-up.
+cache has no lock). The bundle build takes its lock when collection ends and starts once this
+worker's Prefect server is up (every worker starts its servers together, and they must be up
+within 180 s); Harbor's install starts then too, at a lower priority (its tests come later).
 
 One process per session starts it (xdist's ``gw0``, else the only one); the tests still do what
 they did (run the script, prepare their bundles), which then finds the work done or waits for it.
@@ -24,18 +26,32 @@ from pathlib import Path
 _started: list[subprocess.Popen] = []
 
 
-def start_if_used(command: list[str], test_files: Iterable[Path], uses: re.Pattern[str], log: Path) -> bool:
-    """Start ``command`` in the background, its output to ``log``, when a collected test file
-    matches ``uses``."""
+def start_if_used(command: list[str], test_files: Iterable[Path], uses: re.Pattern[str], log: Path,
+                  niceness: int = 0, held: bool = False) -> bool:
+    """Start ``command`` in the background at ``niceness``, its output to ``log``, when a collected
+    test file matches ``uses``. A ``held`` command gets a pipe on stdin and waits for
+    ``release_all`` (it takes its lock first, so tests wait for it rather than racing it)."""
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         return False
     here = Path(__file__).parent
     if not any(f.parent == here and uses.search(f.read_text(encoding="utf-8")) for f in set(test_files)):
         return False
     with open(log, "ab") as out:
-        _started.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True))
+        _started.append(subprocess.Popen(["nice", "-n", str(niceness), *command], stdout=out,
+                                         stdin=subprocess.PIPE if held else subprocess.DEVNULL,
+                                         stderr=subprocess.STDOUT, start_new_session=True))
     return True
+
+
+def release_all() -> None:
+    """Let the held commands go on (once this worker's Prefect server is up)."""
+    for proc in _started:
+        if proc.stdin is not None and not proc.stdin.closed:
+            try:
+                proc.stdin.write(b"go\n")
+                proc.stdin.close()
+            except BrokenPipeError:  # it ended already: its log says why
+                pass
 
 
 def stop_all() -> None:
