@@ -5,6 +5,8 @@
 # dependency tree, so it gets a venv of its own under the cache dir ($TBFLOW_CACHE_DIR, else
 # $XDG_CACHE_HOME/tbflow, else ~/.cache/tbflow), installed from PyPI with every dependency pinned
 # by scripts/harbor-constraints.txt: a release on the index cannot change what the check runs.
+# --no-compile: pip would byte-compile all 470 MB of it (botocore, litellm...) for a check that
+# imports a small part; Python compiles what is imported on first use (40 % of the install's CPU).
 # Python 3.12: $TBFLOW_PYTHON312, else python3.12 on PATH, else pyenv's (a broken shim is skipped).
 # Exit status: 0 (the venv's path on stdout); 3 no Python 3.12 here; 4 the install failed (its log named).
 set -euo pipefail
@@ -35,7 +37,7 @@ if [ ! -f "$venv/.installed" ]; then
   if [ ! -f "$venv/.installed" ]; then
     echo "harbor-venv: installing harbor==$HARBOR_VERSION into $venv (once)" >&2
     rm -rf "$venv"
-    if ! { "$py" -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check \
+    if ! { "$py" -m venv "$venv" && "$venv/bin/pip" install -q --no-compile --disable-pip-version-check \
              -c "$constraints" "harbor==$HARBOR_VERSION"; } >"$venv.log" 2>&1; then
       echo "harbor-venv: installing harbor==$HARBOR_VERSION failed; see $venv.log" >&2
       exit 4

@@ -85,6 +85,18 @@ def _shared_server():
                        check=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _prepared_ahead(request, _shared_server):
+    """Once this worker's server is up: the held bundle build goes on, and Harbor's venv starts
+    being made if a collected test needs it (tests/session_ahead.py)."""
+    from harbor_check import INSTALL_AHEAD, USES_HARBOR
+    from session_ahead import release_all, start_if_used
+
+    release_all()
+    start_if_used(INSTALL_AHEAD, {item.path for item in request.session.items}, USES_HARBOR,
+                  request.config._tmp_path_factory.getbasetemp() / "harbor-venv-ahead.log", niceness=10)
+
+
 @pytest.fixture(scope="session")
 def docker_ready():
     from tasks_lib.container.docker_client import get_client, preflight
@@ -187,3 +199,18 @@ def pytest_collection_modifyitems(config, items):
         if not any(True for _ in item.iter_markers("xdist_group")) and (group := module_fixture_group(item)):
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: start_rank(item.nodeid.split("::")[0]))
+
+
+def pytest_collection_finish(session):
+    """The CLIs' bundle build takes its lock now, if a collected test runs a CLI (tests/session_ahead.py)."""
+    from cli_bundles_ahead import COMMAND, USES_CLIS
+    from session_ahead import start_if_used
+
+    start_if_used(COMMAND, {item.path for item in session.items}, USES_CLIS,
+                  session.config._tmp_path_factory.getbasetemp() / "cli-bundles-ahead.log", held=True)
+
+
+def pytest_unconfigure(config):
+    from session_ahead import stop_all
+
+    stop_all()

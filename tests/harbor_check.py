@@ -7,6 +7,7 @@ install (exit 4) or anything Harbor refuses fails them, since the check is their
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -24,6 +25,13 @@ def _run(script: str, *args: str) -> str:
         pytest.skip(f"no Python 3.12 for Harbor 0.26: {done.stderr.strip()}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
+
+
+#: a test module that runs Harbor's checks says this (this module, or one of the scripts by name)
+USES_HARBOR = re.compile(r"harbor_check|harbor-(?:validate|check|task-keys|venv)\.sh")
+#: makes Harbor's venv once (minutes of pip on an empty cache); started as the session starts
+#: (tests/session_ahead.py), and every Harbor test still runs the script, which waits for it
+INSTALL_AHEAD = [str(ROOT / "scripts" / "harbor-venv.sh")]
 
 
 def harbor_loads(*paths: Path) -> str:

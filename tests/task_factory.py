@@ -62,9 +62,12 @@ def record_of(result, task: str, harness: str = "oracle", attempt: int = 1):
 
 
 def run_job_flow(dataset: Path, jobs_dir: Path, **kw):
-    """Run the real job flow in this process (as ``tbflow run`` does) and return its ``JobResult``."""
+    """Run the real job flow in this process (as ``tbflow run`` does) and return its ``JobResult``.
+    A job naming a shipped CLI first waits for the session's bundle build (tests/cli_bundles_ahead.py)."""
+    from cli_bundles_ahead import wait_for_bundles
     from flows.job.job_config import JobConfig
 
+    wait_for_bundles(list(kw.get("harnesses") or []))
     kw.setdefault("job_name", "job")
     return job_result(**JobConfig(dataset=str(dataset), jobs_dir=str(jobs_dir), **kw).flow_parameters())
 

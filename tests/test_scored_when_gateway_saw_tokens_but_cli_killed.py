@@ -20,6 +20,9 @@ from task_factory import record_of
 #: long enough for a slow CLI start on a loaded machine (opencode took 52 s at load 12 on 2 cores),
 #: below the CLIs' own tool timeouts (120 s), which would end the blocking tool call themselves
 AGENT_TIMEOUT = 100
+#: every CLI in one slot of its own: the trials spend the deadline waiting (a hung reply, a
+#: ``sleep``), so four at once wait it out once; two slots waited it out twice per test
+CONCURRENCY = len(CLIS)
 SECOND_TURN_HANGS = {"codex": "gateway", "claude-code": "gateway", "opencode": "cli_log", "pi": "cli_log"}
 TOOL_BLOCKS = {"codex": "cli_log", "claude-code": "gateway", "opencode": "gateway", "pi": "cli_log"}
 
@@ -41,7 +44,7 @@ def _check(result, cli, witness, timed_out=True):
 def test_second_turn_hangs_scored_by_gateway(run_job, tmp_path, monkeypatch):
     with pointed_at_mock(monkeypatch, MockModel(SOLVE, hang_on=("final",))):
         result = run_job(solvable_task(tmp_path / "ds", agent_timeout=AGENT_TIMEOUT), harnesses=CLIS,
-                         model="mock/mock-model", concurrency=2)
+                         model="mock/mock-model", concurrency=CONCURRENCY)
     for cli in CLIS:
         _check(result, cli, SECOND_TURN_HANGS[cli])
     report = (tmp_path / "jobs" / "job" / "report.md").read_text()
@@ -52,6 +55,6 @@ def test_second_turn_hangs_scored_by_gateway(run_job, tmp_path, monkeypatch):
 def test_tool_call_blocking_past_deadline_scored_by_gateway(run_job, tmp_path, monkeypatch):
     with pointed_at_mock(monkeypatch, MockModel(SOLVE + "; sleep 600")):
         result = run_job(solvable_task(tmp_path / "ds", agent_timeout=AGENT_TIMEOUT), harnesses=CLIS,
-                         model="mock/mock-model", concurrency=2)
+                         model="mock/mock-model", concurrency=CONCURRENCY)
     for cli in CLIS:
         _check(result, cli, TOOL_BLOCKS[cli], timed_out=cli != "codex")

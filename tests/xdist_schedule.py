@@ -21,6 +21,9 @@ STARTED_FIRST = (
     "test_scored_when_gateway_saw_tokens_but_cli_killed.py",
     "test_job_over_two_workers_survives_a_lost_worker.py",
     "test_persistent_model_error_ends_within_a_minute.py",
+    "test_fresh_install.py",
+    "test_model_key_from_a_secret_block_reaches_no_parameter_log_or_record.py",
+    "test_nightly_deployment_runs_each_night_as_its_own_job.py",
     "test_deployment_documented_commands_complete_a_run.py",
     "test_cli_harnesses_end_to_end.py",
     "test_hostile_agent_cannot_reach_the_judge.py",
@@ -30,6 +33,9 @@ STARTED_FIRST = (
     "test_kill_9_leaves_no_prefect_server.py",
     "test_refused_shard_is_not_rerun.py",
     "test_example_plugin_runs_through_a_deployment.py",
+    "test_declared_clis_end_to_end.py",
+    "test_job_with_invalid_trials_is_not_green_and_alerts.py",
+    "test_pid_1_killed_after_hundreds_of_oom_kills_is_scored_zero.py",
 )
 
 
