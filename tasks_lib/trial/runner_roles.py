@@ -27,11 +27,12 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
+from tasks_lib.trial.installer_config import installer_config_steers, is_installer_config
 from tasks_lib.trial.nspkg_pth import is_namespace_line
 
 Role = Literal["loader-preload", "startup-hook", "pytest-hook", "runner-command", "shadow-command", "path-dir",
                "runner-library", "shadow-module", "shadow-library", "loader-config", "shell-startup", "tool-config",
-               "fifo", "command", "project-hook"]
+               "fifo", "command", "project-hook", "installer-config"]
 Weight = Literal["gate", "hang", "info"]
 #: the bytes of an agent's file the content rules judge; ``head`` returns up to one more, and a
 #: file longer than this is judged as steering (what was not read may be what steers)
@@ -51,6 +52,8 @@ ROLES: dict[Role, tuple[Weight, str]] = {
     "shadow-library": ("gate", "a shared library named like one of the image's, in another place"),
     "loader-config": ("info", "where the dynamic loader looks for libraries (the libraries found are judged)"),
     "shell-startup": ("gate", "a file a shell sources, with more than variable assignments"),
+    "installer-config": ("gate", "pip's or uv's configuration with settings that choose which packages test.sh's "
+                                 "own install takes (tasks_lib/trial/installer_config.py)"),
     "tool-config": ("hang", "configuration that steers name resolution, package indexes or downloads"),
     "fifo": ("hang", "a FIFO: whoever reads it blocks until a writer comes"),
     "command": ("info", "a new command in a PATH directory"),
@@ -109,6 +112,8 @@ class ImageContext:
     changes: dict[str, str] = field(default_factory=dict)
     #: test.sh's shell expands no alias a sourced file defines (``runner_use.aliases_inert_for``)
     aliases_inert: bool = False
+    #: top-level modules the image's runner loads (``runner_loads.runner_modules``)
+    runner_modules: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -141,11 +146,13 @@ def role_of(c: Change, ctx: ImageContext, head: Head, image_head: Head = lambda:
     if _sourced(c, ctx):  # before the commands: ~/.local/bin/env is sourced, not run
         return None if shell_file_is_benign(head(), image_head() if c.change == "changed" else None,
                                             ctx.aliases_inert) else "shell-startup"
-    for rule in (_hook_role, _command_role, _library_role):
+    # a module before a command: a stdlib-named module in a PATH dir is found first by a Python
+    # script there (sys.path[0] is the script's directory)
+    for rule in (_hook_role, _library_role, _command_role):
         role = rule(c, name, ctx, head)
         if role is not None:
             return role
-    return _config_role(c, ctx)
+    return _config_role(c, ctx, head)
 
 
 def bytecode_source(path: str) -> str | None:
@@ -216,7 +223,7 @@ def _library_role(c: Change, name: str, ctx: ImageContext, head: Callable[[], by
     if not PY_SUFFIX.search(name) and name != "__init__.py":
         return None
     top = top_module(c.path)
-    if top in RUNNER_MODULES:
+    if top in RUNNER_MODULES or top in ctx.runner_modules:
         return "runner-library"
     if c.change == "changed" and STDLIB_DIR.search(c.path):
         return "runner-library"
@@ -248,8 +255,10 @@ def _sourced(c: Change, ctx: ImageContext) -> bool:
     return c.path in SHELL_STARTUP or c.path.startswith(SHELL_STARTUP[-1]) or _home_rel(c, ctx) in HOME_SHELL_STARTUP
 
 
-def _config_role(c: Change, ctx: ImageContext) -> Role | None:
+def _config_role(c: Change, ctx: ImageContext, head: Head) -> Role | None:
     rel = _home_rel(c, ctx)
+    if is_installer_config(c.path, rel):
+        return "installer-config" if installer_config_steers(c.path, head(), HEAD_LIMIT) else None
     if c.path.startswith(TOOL_CONFIGS) or (rel is not None and rel.startswith(HOME_TOOL_CONFIGS)):
         return "tool-config"
     return None
