@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from tasks_lib.container.access_times import (FS_NOATIME_FL, Seen, Stamp, judge_use, mount_problem, reset_atimes,
                                               uses_since)
 from tasks_lib.container.writable_layer import LayerScan
-from tasks_lib.trial.runner_loads import runner_modules
+from tasks_lib.trial.runner_loads import asked_names, installer_modules, runner_modules
 from tasks_lib.trial.runner_roles import Change, ImageContext, role_of
 from tasks_lib.trial.runner_use import RunnerEvidence, RunnerFile, _used, bytecode_off
 from tasks_lib.trial.verdict_table import runner_flags
@@ -191,3 +192,52 @@ def test_bytecode_off_in_a_file_the_agent_left_for_test_sh_to_source(tmp_path):
     bashrc.write_text("export PYTHONDONTWRITEBYTECODE=1\n")
     scan = LayerScan(entries=[Entry("/root/.bashrc", "changed", "file", 0o644, 30, str(bashrc))], source="upperdir")
     assert "/root/.bashrc" in (bytecode_off({}, Path("/nonexistent"), scan, CTX) or "")
+
+
+# -- honest agents: what the task asks for is the subject (issue 38, item 3)
+PIP_SCRIPT = (b"#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+              b"from pip._internal.cli.main import main\nif __name__ == '__main__':\n"
+              b"    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(main())\n")
+
+
+def test_pip_console_script_is_a_command_unless_test_sh_installs_with_pip():
+    assert role("/usr/local/bin/pip", content=PIP_SCRIPT, executable=True) == "command"
+    assert role("/usr/local/bin/pip3", change="changed", content=PIP_SCRIPT, executable=True) == "command"
+    installs = replace(CTX, runner_modules=CTX.runner_modules | installer_modules("pip install pytest==8.4.1\n"))
+    assert role_of(Change("/usr/local/bin/pip", "added", executable=True), installs, lambda: PIP_SCRIPT) \
+        == "runner-command"
+
+
+@pytest.mark.parametrize("content", [
+    PIP_SCRIPT.replace(b"pip._internal.cli.main", b"evilpip"),  # pip's name, another module
+    PIP_SCRIPT.replace(b"sys.exit(main())", b"sys.exit(0)"),
+    PIP_SCRIPT + b"import os\n",
+    PIP_SCRIPT.replace(b"#!/usr/bin/python3", b"#!/tmp/python3"),
+])
+def test_pip_named_script_that_is_not_pips_wrapper_stays_a_runner_command(content):
+    assert role("/usr/local/bin/pip", content=content, executable=True) == "runner-command"
+
+
+def test_installer_modules_only_when_test_sh_installs():
+    assert installer_modules("pip show pip\npip list\n") == frozenset()
+    assert installer_modules("python3 -m pip install -r /tests/req.txt\n") == {"pip"}
+    assert installer_modules("cd /app && pip3 install pytest\n") == {"pip"}
+
+
+ASKED = replace(CTX, asked=asked_names("Install the pytest-repeat and pytest-timeout plug-ins; use attr.\n",
+                                       ["import pytest_asyncio\nimport json\n"]))
+
+
+@pytest.mark.parametrize("path,expected", [
+    (f"{SITE}/pytest_repeat-0.9.3.dist-info/entry_points.txt", "asked-for"),  # named in the instruction
+    (f"{SITE}/pytest_repeat.py", "asked-for"),
+    (f"{SITE}/pytest_timeout.py", "runner-library"),  # the image has this plug-in: a shadow of its own
+    (f"{SITE}/pytest_asyncio/plugin.py", "asked-for"),  # the tests import it
+    (f"{SITE}/pytest_asyncio-0.23.dist-info/entry_points.txt", "asked-for"),
+    (f"{SITE}/pytest_repeat.pth", "startup-hook"),  # runs at every start, whoever asked
+    (f"{SITE}/pytest_other-1.0.dist-info/entry_points.txt", "pytest-hook"),  # not asked for
+    (f"{SITE}/attr/__init__.py", "runner-library"),  # "attr" is the runner's, asked or not
+])
+def test_plugin_the_task_asks_for_is_the_subject(path, expected):
+    content = b"[pytest11]\nx = y\n" if path.endswith("entry_points.txt") else b"import os\n"
+    assert role_of(Change(path, "added"), ASKED, lambda: content) == expected

@@ -127,6 +127,55 @@ def startup_modules(names: Names, read: Read) -> set[str]:
     return out
 
 
+#: a test.sh line that installs with pip: pip then decides which runner test.sh gets
+_PIP_INSTALL = re.compile(r"(^|[\s;&|(])(pip3?(\.\d+)?|python3?(\.\d+)?\s+-m\s+pip)\s+install\b", re.M)
+
+
+def installer_modules(test_sh: str) -> frozenset[str]:
+    """The installer's own modules when test.sh installs with it (then they are the runner's);
+    none when test.sh only asks pip something (``pip show``, ``pip list``): then pip is a
+    command the tests run, the subject's business like any other."""
+    return frozenset({"pip"}) if _PIP_INSTALL.search(test_sh) else frozenset()
+
+
+#: the console script pip writes for an entry point (distlib's template, the import before or, in
+#: newer pip, inside the ``if``), run by an image Python
+_SHEBANG = re.compile(r"#!/usr(/local)?/bin/python3(\.\d+)?")
+_FROM = re.compile(r"from ([A-Za-z_][\w.]*) import ([A-Za-z_]\w*)")
+_WRAPPER = ["import re", "import sys", "if __name__ == '__main__':",
+            r"sys.argv[0] = re.sub(r'(-script\.pyw|\.exe)?$', '', sys.argv[0])"]
+
+
+def entry_script_module(data: bytes | None) -> str | None:
+    """The top-level module a console script runs, when the file is exactly the wrapper pip
+    writes for an entry point (``pip install --upgrade pip`` writes ``/usr/local/bin/pip``); None
+    for any other file. Such a script is what the module it names is: a runner file only when
+    that module is the runner's."""
+    if data is None or len(data) > 4096:
+        return None
+    lines = data.decode("utf-8", "replace").splitlines()
+    if not lines or not _SHEBANG.fullmatch(lines[0]):
+        return None
+    body = [ln.strip() for ln in lines[1:] if ln.strip() and ln != "# -*- coding: utf-8 -*-"]
+    imports = [(i, m) for i, ln in enumerate(body) if (m := _FROM.fullmatch(ln))]
+    if len(imports) != 1 or len(body) != 6:
+        return None
+    i, m = imports[0]
+    rest = body[:i] + body[i + 1:]
+    if i not in (2, 3) or rest != _WRAPPER + [f"sys.exit({m.group(2)}())"]:
+        return None
+    return m.group(1).split(".")[0]
+
+
+def asked_names(instruction: str, test_texts: Iterable[str]) -> frozenset[str]:
+    """Distribution names the task asks for: words of its instruction that look like a package
+    name with a separator (``pytest-timeout``, ``pytest_asyncio``), and the modules its tests
+    import. A plug-in among them is the subject the task measures, not a planted runner file."""
+    words = {normalized(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+", instruction)}
+    imports = {normalized(n) for text in test_texts for n in imported_by(text.splitlines())}
+    return frozenset(words | imports)
+
+
 def imported_by(lines: Iterable[str]) -> set[str]:
     """Top-level names of the ``import x`` / ``from x import`` statements in ``lines`` (and of the
     further names of ``import a, b``)."""

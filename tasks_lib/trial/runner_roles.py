@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 from tasks_lib.trial.installer_config import installer_config_steers, is_installer_config
+from tasks_lib.trial.runner_loads import entry_script_module, normalized
 from tasks_lib.trial.nspkg_pth import is_namespace_line
 
 Role = Literal["loader-preload", "startup-hook", "pytest-hook", "runner-command", "shadow-command", "path-dir",
                "runner-library", "shadow-module", "shadow-library", "loader-config", "shell-startup", "tool-config",
-               "fifo", "command", "project-hook", "installer-config"]
+               "fifo", "command", "project-hook", "installer-config", "asked-for"]
 Weight = Literal["gate", "hang", "info"]
 #: the bytes of an agent's file the content rules judge; ``head`` returns up to one more, and a
 #: file longer than this is judged as steering (what was not read may be what steers)
@@ -57,6 +58,8 @@ ROLES: dict[Role, tuple[Weight, str]] = {
     "tool-config": ("hang", "configuration that steers name resolution, package indexes or downloads"),
     "fifo": ("hang", "a FIFO: whoever reads it blocks until a writer comes"),
     "command": ("info", "a new command in a PATH directory"),
+    "asked-for": ("info", "a distribution the task asks for (its instruction names it or its tests import it): the "
+                          "subject the task measures, not the runner (tasks_lib/trial/runner_loads.py)"),
     "project-hook": ("info", "a conftest.py away from the verifier's own tests: pytest loads it only for the "
                              "agent's own tests next to it (tasks_lib/trial/verifier_tests.py)"),
 }
@@ -114,6 +117,8 @@ class ImageContext:
     aliases_inert: bool = False
     #: top-level modules the image's runner loads (``runner_loads.runner_modules``)
     runner_modules: frozenset[str] = frozenset()
+    #: distribution names the task asks for (``runner_loads.asked_names``)
+    asked: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,8 @@ def role_of(c: Change, ctx: ImageContext, head: Head, image_head: Head = lambda:
     if c.type == "dir" or (c.type == "symlink" and c.path in ctx.path_dirs):
         return "path-dir" if c.path in ctx.path_dirs and c.type != "dir" else None
     name = c.path.rsplit("/", 1)[-1]
+    if _asked_for(c, name, ctx):
+        return "asked-for"
     if c.change == "added" and bytecode_source(c.path) is not None:
         return _bytecode_role(c, ctx, head)
     if _sourced(c, ctx):  # before the commands: ~/.local/bin/env is sourced, not run
@@ -153,6 +160,19 @@ def role_of(c: Change, ctx: ImageContext, head: Head, image_head: Head = lambda:
         if role is not None:
             return role
     return _config_role(c, ctx, head)
+
+
+def _asked_for(c: Change, name: str, ctx: ImageContext) -> bool:
+    """A file of a distribution the task asks for, new in a site directory: its own top-level
+    module or its metadata (a plug-in's ``entry_points.txt``). Never a ``.pth`` (Python runs it at
+    every start, whoever asked) nor a module the runner loads or the standard library's."""
+    m = re.search(r"/(site|dist)-packages/([^/]+)", c.path)
+    if m is None or not ctx.asked or c.change != "added" or name.endswith(".pth"):
+        return False
+    top = top_module(c.path)
+    dist = normalized(re.split(r"-\d", PY_SUFFIX.sub("", m.group(2)), maxsplit=1)[0])
+    runner = RUNNER_MODULES | ctx.runner_modules | ctx.stdlib
+    return dist in ctx.asked and top not in runner and dist.replace("-", "_") not in runner
 
 
 def bytecode_source(path: str) -> str | None:
@@ -200,11 +220,23 @@ def _command_role(c: Change, name: str, ctx: ImageContext, head: Callable[[], by
         return None
     if c.type == "symlink" and c.target and _same_family(name, c.target.rsplit("/", 1)[-1]):
         return None  # a venv's python3 -> python3.11: the image's interpreter under its own name
+    if _pip_as_a_subject(c, name, ctx, head):
+        return "command" if in_path else None
     if RUNNER_COMMANDS.fullmatch(name) and (in_path or c.change == "changed"):
         return "runner-command"
     if name in ctx.commands and (in_path or c.change == "changed"):
         return "shadow-command"
     return "command" if in_path else None
+
+
+def _pip_as_a_subject(c: Change, name: str, ctx: ImageContext, head: Head) -> bool:
+    """``pip install --upgrade pip`` writes ``pip``/``pip3`` console scripts first in PATH. When
+    test.sh installs nothing with pip (``runner_loads.installer_modules``: then ``pip`` is not a
+    runner module), pip is a command the tests run (``pip show x``), and a script that is exactly
+    pip's wrapper of the ``pip`` package (``entry_script_module``) is not a runner file."""
+    if c.type != "file" or not re.fullmatch(r"pip3?(\.\d+)?", name) or "pip" in ctx.runner_modules:
+        return False
+    return entry_script_module(head()) == "pip"
 
 
 def _same_family(name: str, target: str) -> bool:

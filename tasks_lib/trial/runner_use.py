@@ -25,6 +25,7 @@ from tasks_lib.container.access_times import Stamp, Use, uses_since
 from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, hosts, link_target, read_head
 from tasks_lib.text_clean import escaped_name
 from tasks_lib.trial.image_context import image_context
+from tasks_lib.trial.runner_loads import asked_names, installer_modules
 from tasks_lib.trial.runner_roles import (
     HEAD_LIMIT,
     ROLES,
@@ -136,8 +137,11 @@ def watch_runner(container: str, inspect: dict, tests_dir: Path | None = None,
         scan.entries += _engine_mounts_changed(inspect)
     config = inspect.get("Config") or {}
     env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
-    ctx = replace(image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan),
-                  aliases_inert=aliases_inert_for(tests_dir))
+    ctx = image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan)
+    texts = task_texts(tests_dir)
+    ctx = replace(ctx, aliases_inert=aliases_inert_for(tests_dir), asked=asked_names(texts.pop("instruction.md", ""),
+                                                                                      texts.values()),
+                  runner_modules=ctx.runner_modules | installer_modules(texts.get("test.sh", "")))
     roles = _roles(scan.entries, ctx, layer)
     copies = frozenset(p for p, (e, _) in roles.items() if layer.same_as_image(e))
     if copies:  # the image's own file: neither a role of its own nor a changed source for its bytecode
@@ -149,6 +153,21 @@ def watch_runner(container: str, inspect: dict, tests_dir: Path | None = None,
         w.stamped = layer.reset_atimes(e for e, _ in w.roles.values())
     w.reset_ns = time.time_ns()
     return w
+
+
+def task_texts(tests_dir: Path | None) -> dict[str, str]:
+    """The task's own files that say what it asks for: ``instruction.md`` next to its tests, and
+    ``test.sh`` and the ``.py`` files under its tests (each bounded)."""
+    if tests_dir is None or not tests_dir.is_dir():
+        return {}
+    paths = {"instruction.md": tests_dir.parent / "instruction.md", "test.sh": tests_dir / "test.sh"}
+    paths |= {p.relative_to(tests_dir).as_posix(): p for p in sorted(tests_dir.rglob("*.py"))[:200]}
+    out = {}
+    for name, path in paths.items():
+        if path.is_file() and not path.is_symlink():
+            with path.open("rb") as fh:
+                out[name] = fh.read(1 << 20).decode("utf-8", "replace")
+    return out
 
 
 BYTECODE_OFF = (b"PYTHONDONTWRITEBYTECODE", b"PYTHONPYCACHEPREFIX", b"dont_write_bytecode")
