@@ -29,6 +29,7 @@ from typing import Callable, Literal
 
 from tasks_lib.trial.installer_config import installer_config_steers, is_installer_config
 from tasks_lib.trial.runner_loads import entry_script_module, normalized
+from tasks_lib.trial.shell_startup import sourced_lines_benign
 from tasks_lib.trial.nspkg_pth import is_namespace_line
 
 Role = Literal["loader-preload", "startup-hook", "pytest-hook", "runner-command", "shadow-command", "path-dir",
@@ -87,17 +88,6 @@ BENIGN_PTH = (re.compile(r"import (__editable___[\w.-]+_finder); \1\.install\([^
               re.compile(r"import _virtualenv"),
               re.compile(r"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os\.environ\.get\(var, 'local'\) == "
                          r"'local'; enabled and __import__\('_distutils_hack'\)\.add_shim\(\); ?"))
-#: a shell word that expands no command: quoted, or bare, with ``$VAR``/``${VAR...}`` only (no
-#: ``$(...)``, backquotes or ``$((...))``); possessive, so a hostile line is judged in linear time
-_DQ = r'"[^"`\\$]*+(?:\$\{?\w++\}?[^"`\\$]*+)*+"'
-_BARE = r"""[^\s;&|`'"()<>$]*+(?:\$\{?\w++\}?[^\s;&|`'"()<>$]*+)*+"""
-_VALUE = rf"""(?:{_DQ}|'[^']*+'|{_BARE})"""
-SHELL_BENIGN = re.compile(rf"""(\#.*|(export\s++)?[A-Za-z_]\w*+={_VALUE}|export(\s++[A-Za-z_]\w*+)++|
-    case\ ":\$\{{?PATH\}}?:"\ in|\*:"[^"`$]*+(\$\{{?HOME\}}?[^"`$]*+)?":\*\)|;;|\*\)|esac|
-    if\s++\[\s++-[defrsxLh]\s++{_VALUE}\s++\]\s*+;?\s*+(then)?|then|else|fi|
-    (\.|source)\ "?\$\{{?HOME\}}?/(\.local/bin/env|\.cargo/env)"?)""", re.X)
-#: an alias definition: inert where bash expands no alias (a script, ``expand_aliases`` off)
-SHELL_ALIAS = re.compile(rf"alias\s++[\w.:+-]++={_VALUE}")
 
 
 @dataclass(frozen=True)
@@ -374,20 +364,11 @@ def _whole(data: bytes | None) -> bytes | None:
     return None if data is None or len(data) > HEAD_LIMIT else data
 
 
+
+
 def shell_file_is_benign(data: bytes | None, image: bytes | None = None, aliases_inert: bool = False) -> bool:
-    """A file a shell sources is benign when every line the agent added (to the image's version,
-    if any) only sets variables (no command, no function, no substitution), is an ``if [ -d DIR ]``
-    around such lines, the PATH snippet installers such as uv's and rustup's write, or, when
-    ``aliases_inert`` (test.sh's bash expands no alias: the task's tests neither turn
-    ``expand_aliases`` on nor start an interactive or POSIX shell), an alias. Unknown or longer
-    than ``HEAD_LIMIT``: not benign."""
-    data = _whole(data)
-    if data is None:
-        return False
-    had = {ln.strip() for ln in (image or b"").decode("utf-8", "replace").splitlines()}
-    for raw in data.decode("utf-8", "replace").splitlines():
-        line = raw.strip()
-        if line and line not in had and not line.startswith("#!") and not SHELL_BENIGN.fullmatch(line) \
-                and not (aliases_inert and SHELL_ALIAS.fullmatch(line)):
-            return False
-    return True
+    """A file a shell sources is benign when every line the agent added only sets variables that
+    steer nothing, and the like (``shell_startup.sourced_lines_benign``; ``aliases_inert``: test.sh's
+    bash expands no alias, the task's tests neither turn ``expand_aliases`` on nor start an
+    interactive or POSIX shell). Unknown or longer than ``HEAD_LIMIT``: not benign."""
+    return sourced_lines_benign(_whole(data), image, aliases_inert)

@@ -26,6 +26,7 @@ from tasks_lib.container.writable_layer import Entry, LayerScan, WritableLayer, 
 from tasks_lib.text_clean import escaped_name
 from tasks_lib.trial.image_context import image_context
 from tasks_lib.trial.runner_loads import asked_names, installer_modules
+from tasks_lib.trial.shell_startup import exported_path_dirs
 from tasks_lib.trial.runner_roles import (
     HEAD_LIMIT,
     ROLES,
@@ -139,9 +140,12 @@ def watch_runner(container: str, inspect: dict, tests_dir: Path | None = None,
     env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
     ctx = image_context(layer, env.get("PATH", ""), env.get("HOME", "/root"), scan)
     texts = task_texts(tests_dir)
+    # the PATH test.sh builds: its own exports and those of files its shell may source
+    built = [texts.get("test.sh", "")] + [b.decode("utf-8", "replace") for b in sourced_files(scan, ctx).values()]
     ctx = replace(ctx, aliases_inert=aliases_inert_for(tests_dir), asked=asked_names(texts.pop("instruction.md", ""),
                                                                                       texts.values()),
-                  runner_modules=ctx.runner_modules | installer_modules(texts.get("test.sh", "")))
+                  runner_modules=ctx.runner_modules | installer_modules(texts.get("test.sh", "")),
+                  path_dirs=tuple(dict.fromkeys(ctx.path_dirs + exported_path_dirs(built, ctx.home))))
     roles = _roles(scan.entries, ctx, layer)
     copies = frozenset(p for p, (e, _) in roles.items() if layer.same_as_image(e))
     if copies:  # the image's own file: neither a role of its own nor a changed source for its bytecode
@@ -185,13 +189,23 @@ def bytecode_off(env: dict[str, str], tests_dir: Path | None, scan: LayerScan, c
     text = test_sh.read_bytes()[:1 << 20] if test_sh is not None and test_sh.is_file() else b""
     if any(k in text for k in BYTECODE_OFF) or re.search(rb"python[\d.]*\s+(-\w+\s+)*-\w*B", text):
         return "test.sh turns bytecode off"
+    for path, data in sourced_files(scan, ctx).items():
+        if any(k in data for k in BYTECODE_OFF):
+            return f"{escaped_name(path)}, which a shell may source, turns bytecode off"
+    return None
+
+
+def sourced_files(scan: LayerScan, ctx: ImageContext) -> dict[str, bytes]:
+    """The first bytes of each file the agent added or changed that test.sh's shell may source
+    (the system's shell start-up files, a dotfile in the home directory, ``~/.local/bin/env``)."""
     home = ctx.home.rstrip("/") + "/"
+    out = {}
     for e in scan.entries:
         sourced = e.path.startswith(SOURCED) or (e.path.startswith(home) and "/" not in e.path[len(home):]) \
             or e.path == home + ".local/bin/env"
-        if sourced and e.type == "file" and any(k in (read_head(e, HEAD_LIMIT) or b"") for k in BYTECODE_OFF):
-            return f"{escaped_name(e.path)}, which a shell may source, turns bytecode off"
-    return None
+        if sourced and e.type == "file":
+            out[e.path] = read_head(e, HEAD_LIMIT) or b""
+    return out
 
 
 def _engine_mounts_changed(inspect: dict) -> list[Entry]:
