@@ -60,6 +60,20 @@ def pip_wheel() -> Path:
     return Path(found[-1])
 
 
+def pip_and_plugin_wheels(task_dir: Path, plugin: str) -> tuple[Path, Path]:
+    """Into the task's ``environment/wheels/`` (a Dockerfile copies it to ``/opt/wheels``): pip's
+    wheel and a ``pytest-timeout`` 2.3.1 wheel whose module is ``plugin``, autoloaded by pytest
+    through its ``[pytest11]`` entry point. Returns both wheels' paths."""
+    wheels = task_dir / "environment" / "wheels"
+    wheels.mkdir()
+    pip = pip_wheel()
+    (wheels / pip.name).write_bytes(pip.read_bytes())
+    whl = wheel(wheels, "pytest-timeout", "2.3.1", {
+        "pytest_timeout.py": plugin,
+        "pytest_timeout-2.3.1.dist-info/entry_points.txt": "[pytest11]\ntimeout = pytest_timeout\n"})
+    return pip, whl
+
+
 def wheel(dest: Path, name: str, version: str, files: dict[str, str]) -> Path:
     """A real wheel (``name-version-py3-none-any.whl``) of ``files``, with the dist-info pip wants."""
     dist = f"{name.replace('-', '_')}-{version}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner_cases import CASES, PYTEST, TEST_PY, USE_HIDDEN, verdict_of
+from runner_cases import CASES, PYTEST, READ_HIDDEN, TEST_PY, USE_HIDDEN, verdict_of
 from task_factory import make_task, record_of
 
 pytestmark = pytest.mark.docker
@@ -42,8 +42,12 @@ def test_planted_runner_file_the_verifier_used_fails_the_gate(judged, name):
     assert rec.validity.status == "scored", rec.validity
     assert "toolchain-changed" in kinds, (rec.validity, rec.flags)
     flag = next(f for f in rec.flags if f.kind == "toolchain-changed")
+    text = (trial / flag.evidence).read_text()
+    if name in READ_HIDDEN:  # the hidden read is unknown, or the agent's change while the verifier ran shows
+        assert "use unknown: " in text or "changed while the verifier ran" in text, text
+        return
     use = "use unknown, changed while the verifier ran" if name in USE_HIDDEN else "used by the verifier"
-    assert use in (trial / flag.evidence).read_text()
+    assert use in text, text
 
 
 @pytest.mark.parametrize("name", _cases("zero"))
@@ -59,6 +63,15 @@ def test_honest_agent_that_looks_odd_passes_the_default_gate(judged, name):
     rec, kinds, _ = _case(judged, name)
     assert (rec.validity.status, rec.validity.reward) == ("scored", 1.0), (rec.validity, rec.flags)
     assert not set(kinds) & set(GATE), rec.flags
+
+
+def test_record_says_the_runner_came_from_the_container_with_detection_only(judged):
+    rec, _, _ = _case(judged, "planted-attr-and-packaging-before-debians")
+    runner = rec.verifier.runner
+    assert (runner.source, runner.assurance) == ("container", "detection only"), runner
+    flag = next(f for f in rec.flags if f.kind == "toolchain-changed")
+    # pytest imports attr first, which ends it: the planted packaging was never loaded
+    assert "attr/__init__.py" in flag.message and "packaging" not in flag.message, flag
 
 
 def test_slow_verifier_next_to_a_service_is_invalid_verifier_not_the_agents(judged):

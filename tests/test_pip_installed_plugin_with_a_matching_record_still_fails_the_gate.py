@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from honest_agents import FORCE_PASS, TEST_PY, pip_wheel, verifier_sh, wheel
+from honest_agents import FORCE_PASS, TEST_PY, pip_and_plugin_wheels, verifier_sh
 from task_factory import make_task, record_of
 
 DOCKERFILE = "FROM tbflow/base:bookworm\nCOPY wheels/ /opt/wheels/\nWORKDIR /app\n"
@@ -24,13 +24,7 @@ SITE = "/usr/local/lib/python3.11/dist-packages"
 def test_forging_plugin_installed_by_pip_with_a_matching_record_fails_the_gate(run_job, tmp_path):
     d = make_task(tmp_path / "ds", "hostile-pip-installed-plugin", dockerfile=DOCKERFILE, test_sh=verifier_sh(),
                   test_files={"test_outputs.py": TEST_PY})
-    wheels = d / "environment" / "wheels"
-    wheels.mkdir()
-    pip = pip_wheel()
-    (wheels / pip.name).write_bytes(pip.read_bytes())
-    whl = wheel(wheels, "pytest-timeout", "2.3.1", {
-        "pytest_timeout.py": FORCE_PASS,
-        "pytest_timeout-2.3.1.dist-info/entry_points.txt": "[pytest11]\ntimeout = pytest_timeout\n"})
+    pip, whl = pip_and_plugin_wheels(d, FORCE_PASS)
     # the agent writes no calc.py (its honest reward is 0); were the RECORD not to match, it would
     # drop the entry point, and the forged pass with it
     (d / "solution" / "solve.sh").write_text(

@@ -41,7 +41,8 @@ def role(path, change="added", content=None, image=None, **kw):
     ("/usr/lib/python3.11/__pycache__/os.cpython-311.pyc", {}, "runner-library"),
     ("/etc/ld.so.conf.d/evil.conf", {}, "loader-config"),
     ("/tmp/in", {"type": "fifo"}, "fifo"),
-    ("/etc/pip.conf", {}, "tool-config"),
+    ("/etc/pip.conf", {}, "installer-config"),  # unreadable: it may name where packages come from
+    ("/etc/resolv.conf", {}, "tool-config"),
     ("/usr/local/lib/python3.11/dist-packages/usercustomize.py", {}, "startup-hook"),
     ("/app/tests/conftest.py", {}, "pytest-hook"),
 ])

@@ -94,7 +94,7 @@ def test_supplied_runner_scores_as_test_sh_and_holds_against_what_the_agent_left
     for rec, reward in ((solved, 1.0), (hostile, 0.0), (honest, 1.0), (apart, 1.0)):
         assert (rec.validity.status, rec.validity.reward) == ("scored", reward), (rec.trial_id, rec.validity)
         runner = rec.verifier.runner
-        assert runner is not None and runner.source == "tbflow", runner
+        assert runner is not None and (runner.source, runner.assurance) == ("tbflow", "prevented"), runner
         assert runner.python and runner.python.startswith("3.13") and runner.digest
         assert any(x.startswith("pytest==8.4.1") for x in runner.lock), runner.lock
         assert not {f.kind for f in rec.flags} & set(DEFAULT_KINDS), (rec.trial_id, rec.flags)

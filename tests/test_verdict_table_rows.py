@@ -41,6 +41,7 @@ CASES = {
                                          stuck=[StuckProcess(pid=9, state="T", wchan="do_signal_stop", exe="/bin/sh")])),
     "verifier-timeout": ev(report=report(timed_out=True, ran_next_to=SERVICE, agent_cpu_sec=0.2)),
     "reward-after-test-sh-was-killed": ev(report=report(ran_next_to=SERVICE, signal=9, oom_kills=0), reading=ONE),
+    "test-sh-killed-no-reward": ev(report=report(signal=9, oom_kills=0)),
     "reward-not-a-file": ev(report=report(file_types={"reward.txt": "fifo"})),
     "reward-rewritten": ev(report=report(ran_next_to=SERVICE, watch={"deleted": 1}), reading=ONE),
     "scored": ev(report=report(ran_next_to=SERVICE), reading=ONE, runner=PLANTED),

@@ -13,8 +13,10 @@ matter to 0; any read, ``exec`` or ``mmap`` (the dynamic loader, an import) afte
 the current time, ``relatime`` included (an atime older than the mtime is always updated), while
 looking a path up (``stat``, ``test -e``) does not. The kernel does this for every process in the
 container, at no cost to the verifier. It needs the engine on this host, tbflow as root, and a
-host file system that records atimes (not mounted ``noatime``); without any of them tbflow falls
-back to ``docker diff`` and says so in the evidence: then nothing is known about use.
+host file system and container root that record atimes (not mounted ``noatime``); without the
+first two tbflow falls back to ``docker diff`` and says so in the evidence: then nothing is known
+about use. What the agent can do to hide a read, and how each counts as "unknown":
+``access_times``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
+from tasks_lib.container.access_times import Stamp, reset_atimes, root_mount_problem
 from tasks_lib.container.docker_client import DOCKER_ERRORS, get_client
 from tasks_lib.container.upper_walk import walk_upper
 
@@ -114,6 +117,7 @@ class WritableLayer:
         problem = None
         if os.statvfs(upper).f_flag & os.ST_NOATIME:
             problem = f"the host file system of {upper} is mounted noatime: which files were used is unknown"
+        problem = problem or root_mount_problem((inspect.get("State") or {}).get("Pid"))
         return cls(container, upper, lowers, problem)
 
     @property
@@ -245,44 +249,14 @@ class WritableLayer:
         entries = [Entry(c["Path"], _KINDS.get(c.get("Kind", 0), "changed"), "unknown") for c in raw]  # type: ignore[arg-type]
         return LayerScan(entries=entries, source="docker-diff", problem=self.problem)
 
-    def reset_atimes(self, entries: Iterable[Entry]) -> dict[str, int]:
-        """Set the atime of ``entries`` to 0 (mtime kept). Returns each one's ctime right after:
-        a later ctime means the file (or its metadata) changed after this moment. Per file, not
-        one clock reading, because the kernel stamps ctimes with a coarse clock."""
-        stamped: dict[str, int] = {}
-        for e in entries:
-            if e.host is None or e.type not in ("file", "symlink", "fifo"):
-                continue
-            try:
-                os.utime(e.host, ns=(0, os.lstat(e.host).st_mtime_ns), follow_symlinks=False)
-                stamped[e.path] = os.lstat(e.host).st_ctime_ns
-            except OSError:
-                continue
-        return stamped
+    def reset_atimes(self, entries: Iterable[Entry]) -> dict[str, Stamp]:
+        """Set the atime of ``entries`` to 0 (mtime kept) and stamp each (``access_times``)."""
+        return reset_atimes(hosts(e for e in entries if e.type in ("file", "symlink", "fifo")))
 
 
-@dataclass(frozen=True)
-class Use:
-    """What became of one file after the reset: read/executed, or changed."""
-
-    used: bool
-    changed_after: bool
-    gone: bool = False
-
-
-def uses_since(entries: Iterable[Entry], stamped: dict[str, int]) -> dict[str, Use]:
-    """For each entry whose atime was reset: was it used, or changed, since."""
-    out = {}
-    for e in entries:
-        if e.host is None or e.path not in stamped:
-            continue
-        try:
-            st = os.lstat(e.host)
-        except OSError:
-            out[e.path] = Use(used=False, changed_after=True, gone=True)
-            continue
-        out[e.path] = Use(used=st.st_atime_ns > 0, changed_after=st.st_ctime_ns != stamped[e.path])
-    return out
+def hosts(entries: Iterable[Entry]) -> list[tuple[str, str]]:
+    """(path in the container, path on the host) of the entries the host can read."""
+    return [(e.path, e.host) for e in entries if e.host is not None]
 
 
 def read_head(entry: Entry, limit: int = 65536) -> bytes | None:

@@ -195,6 +195,14 @@ ROWS: tuple[Row, ...] = (
                        broke=f"test.sh was killed ({e.killed_by_another}) while processes the agent left ran next to "
                              "it, by neither tbflow's judge nor the OOM killer; the reward file it left cannot be "
                              "told from one those processes wrote")),
+    # nothing outside the container sends SIGKILL to test.sh but the judge (at the timeout) and
+    # the OOM killer: with neither, it came from inside, from the agent's processes or from the
+    # agent's code the tests ran (issue 38: "SIGKILLs test.sh's bash" escaped to invalid)
+    ("test-sh-killed-no-reward", lambda e: e.reading.reward is None and not e.report.timed_out
+     and e.report.signal in SENT_SIGNALS and e.report.oom_kills == 0,
+     lambda e: Verdict(row="", problem=f"test.sh was killed ({SENT_SIGNALS[e.report.signal or 9]})",
+                       broke=f"test.sh was killed ({SENT_SIGNALS[e.report.signal or 9]}) by neither tbflow's judge "
+                             "nor the OOM killer and wrote no reward; only a process in the container can do that")),
     ("reward-not-a-file", lambda e: _odd(e) is not None,
      lambda e: Verdict(row="", problem=f"{_odd(e)} when test.sh exited",
                        broke=f"{_odd(e)}, not a file, when test.sh exited")),

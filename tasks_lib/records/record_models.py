@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from tasks_lib.container.container_outcomes import LogsOutcome, ProcessInfo
 from tasks_lib.dataset.dataset_models import DatasetSource
@@ -52,6 +52,9 @@ class VerifierRunner(BaseModel):
 
     source: Literal["tbflow", "container"]
     why: str
+    #: what the judge can promise about the runner: ``prevented`` (tbflow's, nothing the agent left
+    #: is read) or ``detection only`` (the container's: changes are detected, failing closed)
+    assurance: Literal["prevented", "detection only"] = "detection only"
     python: str | None = None
     #: sha256 of the runner's manifest (every file and mode under its mount)
     digest: str | None = None
@@ -67,6 +70,12 @@ class VerifierRunner(BaseModel):
     on_fail: str = "0"
     #: the runner's directory on this host (mounted read-only), not part of the record
     host_dir: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _assurance_follows_the_source(self) -> "VerifierRunner":
+        """The assurance is the source's, never set apart from it."""
+        self.assurance = "prevented" if self.source == "tbflow" else "detection only"
+        return self
 
 
 class ImageOutcome(BaseModel):

@@ -148,6 +148,11 @@ def write_broke_evidence(row: str, ev: "VerifierEvidence", trial_dir: Path) -> s
                  *(f"{d.path}: {d.fstype}, {d.total_kb} KiB, {d.avail_kb} KiB free" for d in r.disks)]
     elif row == "planted-runner-no-reward":
         return RUNNER_EVIDENCE
+    elif row == "test-sh-killed-no-reward":
+        lines = ["how test.sh ended, as tbflow's judge saw it:", f"signal {r.signal} (not sent by the judge: "
+                 f"{'timed out' if r.timed_out else 'before the timeout'}), OOM kills counted: {r.oom_kills}",
+                 f"processes the agent left running next to it: {len(r.ran_next_to)}",
+                 *(f"  {p.pid} {p.command[:200]}" for p in r.ran_next_to[:20])]
     elif row == "verifier-blocked":
         lines = ["why test.sh hung or wrote no reward, from tbflow's judge and the container's writable layer:",
                  *ev.blockers, "", "test.sh's processes at the timeout (pid state wchan exe fifos):",

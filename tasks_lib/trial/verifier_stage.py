@@ -86,7 +86,8 @@ def run_verifier(sandbox: Sandbox, task: Task, trial_dir: Path, timeout_sec: flo
     workdir = task.config.environment.workdir or config.get("WorkingDir") or ""
     runner = runner_for_run(runner, workdir)
     # the supplied runner reads nothing the agent left: no evidence of its use to collect
-    watch = watch_runner(sandbox.id, inspect, task.tests_dir) if runner.source == "container" else None
+    watch = (watch_runner(sandbox.id, inspect, task.tests_dir, task.config.verifier.env)
+             if runner.source == "container" else None)
     image_env = dict(e.partition("=")[::2] for e in config.get("Env") or [])
     ev = VerifierEvidence(timeout_sec=timeout_sec, grace_sec=JUDGE_GRACE_SEC)
     flags: list[TrialFlag] = []
