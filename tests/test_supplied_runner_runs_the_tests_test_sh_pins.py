@@ -27,8 +27,15 @@ def test_the_answer_is_there():
 
 
 def test_the_containers_own_python_is_the_subject():
-    out = subprocess.run(["python3", "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    out = subprocess.run(["/usr/bin/python3", "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                         text=True)
     assert out.stdout.strip() == "(3, 11)", out
+
+
+def test_python3_on_path_is_the_runners_with_its_wheels_as_under_uvx():
+    out = subprocess.run(["python3", "-c", "import sys, pytest; print(sys.version_info[:2], pytest.__version__)"],
+                         capture_output=True, text=True)
+    assert out.stdout.strip() == "(3, 13) 8.4.1", out
 
 
 def test_the_runner_is_tbflows():
@@ -101,7 +108,7 @@ def test_supplied_runner_scores_as_test_sh_and_holds_against_what_the_agent_left
     trial = Path(result.job_dir) / "trials" / hostile.trial_id
     assert (trial / "agent" / "mem-probe.txt").read_text().split() == ["control=readable", "runner=denied"]
     ctrf = json.loads((Path(result.job_dir) / "trials" / solved.trial_id / "verifier" / "ctrf.json").read_text())
-    assert ctrf["results"]["summary"]["passed"] == 3
+    assert ctrf["results"]["summary"]["passed"] == 4
 
 
 def test_verbatim_switch_runs_test_sh_as_it_is(run_job, tmp_path):

@@ -31,6 +31,7 @@ from tasks_lib.trial.container_health import (MissingInterpreter, container_runn
 from tasks_lib.judge.judge_report import JudgeReport, parse_report
 from tasks_lib.judge.rewards import RewardReading, read_reward_bytes
 from tasks_lib.judge.runner_use import RunnerEvidence, runner_evidence, watch_runner, write_runner_evidence
+from tasks_lib.trial.runner_plan import MOUNT
 from tasks_lib.trial.runner_reading import runner_for_run, supplied_reading
 from tasks_lib.judge.tampering import check_tampering
 from tasks_lib.judge.verdict_table import JudgeRun, Verdict, VerifierEvidence, decide, runner_flags
@@ -40,6 +41,8 @@ LOG_DIRS = ("agent", "verifier")
 REWARD_CAP = 65536
 #: the judge's own work around test.sh (listing, repairs, reading) on top of the verifier timeout
 JUDGE_GRACE_SEC = 30.0
+#: Docker's PATH for an image that sets none
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 class VerifierStageResult(BaseModel):
@@ -73,6 +76,8 @@ def run_judge(sandbox: Sandbox, task: Task, timeout_sec: float, image_env: dict[
     """The judge's ``verify``: test.sh verbatim, or (a ``tbflow`` runner) the supplied runner's command."""
     env = {**task.config.verifier.env, "HOME": image_env.get("HOME", "/root")}
     supplied = ["--", *runner.argv] if runner.source == "tbflow" else []
+    if supplied:  # as uvx puts its environment's bin/ first: `python3` in a test is the runner's, as under test.sh
+        env["PATH"] = f"{MOUNT}/bin:" + env.get("PATH", image_env.get("PATH", DEFAULT_PATH))
     return sandbox.judge(["verify", runner.cwd or workdir, str(int(timeout_sec * 1000)), test_bash(), *supplied], STAGE,
                          timeout_sec + JUDGE_GRACE_SEC, env=env)
 

@@ -23,6 +23,8 @@ from tasks_lib.errors import RunnerUnavailable
 #: where Debian's ``site`` looks under the prefix; the wheels go there
 SITE = "lib/python3/dist-packages"
 STDLIB = "lib/python3.13"
+#: the site dir of the runner's own venv (pyvenv.cfg): where a child ``python3`` looks for packages
+VENV_SITE = "lib/python3.13/site-packages"
 LEFT_OUT = ("test", "idlelib", "tkinter", "turtledemo")
 ENTRY = "tbflow_pytest.py"
 ENTRY_SOURCE = '''\
@@ -53,6 +55,12 @@ def copy_interpreter(src: Path, out: Path) -> None:
 
     shutil.copytree(stdlib, out / STDLIB, symlinks=True, ignore=skip)
     shutil.copy2(_find_lib(src, LOADER), out / MULTIARCH / LOADER)
+    # what uvx's environment puts first on the tests' PATH: a test that runs `python3` gets the
+    # runner's interpreter with the pinned wheels (its site dir's .pth), as under test.sh
+    for alias in ("python3", "python"):
+        (out / "bin" / alias).symlink_to("python3.13")
+    (out / VENV_SITE).mkdir(parents=True, exist_ok=True)
+    (out / VENV_SITE / "tbflow-runner.pth").write_text("../../python3/dist-packages\n")
 
 
 def copy_closure(src: Path, out: Path) -> None:
