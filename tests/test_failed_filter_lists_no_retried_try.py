@@ -34,7 +34,7 @@ def _states(runs) -> list[tuple[str, str]]:
 
 def _first_verifier_run_fails(monkeypatch, task_name: str) -> list[int]:
     """Injected fault: the engine fails the first verifier run of ``task_name`` (its container runs on)."""
-    real, calls = trial_flow.run_verifier, []
+    real, calls = trial_flow.verify, []
 
     def flaky_verifier(sandbox, task, *args, **kwargs):
         if task.path.name == task_name:
@@ -43,7 +43,7 @@ def _first_verifier_run_fails(monkeypatch, task_name: str) -> list[int]:
                 raise ContainerError("run-verifier", "docker exec failed: injected hiccup")
         return real(sandbox, task, *args, **kwargs)
 
-    monkeypatch.setattr(trial_flow, "run_verifier", flaky_verifier)
+    monkeypatch.setattr(trial_flow, "verify", flaky_verifier)
     return calls
 
 

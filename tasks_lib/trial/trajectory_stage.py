@@ -42,7 +42,8 @@ def job_prices(job_dir: Path) -> PriceTable:
 
 def keep_job_prices(job_dir: Path, table: Path) -> None:
     """Copy the user's price table into the job directory, where every worker of the job finds it."""
-    prices = {name: price.model_dump(exclude_none=True) for name, price in load_price_table(table).prices.items()}
+    prices = {name: {k: v for k, v in price.model_dump(exclude_none=True).items() if k != "tiers" or v}
+              for name, price in load_price_table(table).prices.items()}  # no empty tiers: the user's table as given
     write_atomic(job_dir / JOB_PRICES_FILE, json.dumps(prices, indent=1, sort_keys=True) + "\n")
 
 
