@@ -147,7 +147,7 @@ def check_member(member: tarfile.TarInfo, dest_root: str) -> None:
 
 
 @contextmanager
-def _spooled(chunks: Iterator[bytes]):
+def spooled(chunks: Iterator[bytes]):
     """The whole stream in a seekable buffer (memory up to 32 MiB, then disk): tar needs to read
     every member header before anything is extracted."""
     with tempfile.SpooledTemporaryFile(max_size=32 * 1024 * 1024) as buf:
@@ -163,7 +163,7 @@ def extract_checked(chunks: Iterator[bytes], dest: Path, dest_root: str) -> list
     The whole archive is checked before the first file is written, so a hostile member leaves
     nothing half-extracted. Returns the member names.
     """
-    with _spooled(chunks) as buf:
+    with spooled(chunks) as buf:
         return _extract(buf, dest, dest_root)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tasks_lib.container.archive_fetch import counted, fetch_archive
-from tasks_lib.container.archives import check_member
+from tasks_lib.container.archives import check_member, spooled
 from tasks_lib.errors import UnsafeArchiveError
 
 
@@ -62,10 +62,7 @@ def copy_out(container: str, source: str, dest: Path, exclude: Callable[[str], b
 def _extract(chunks: Iterator[bytes], staging: Path, top: str, exclude: Callable[[str], bool]) -> list[str]:
     """Extract the safe, not excluded members under ``staging``; return the unsafe ones' names."""
     skipped: list[str] = []
-    with tempfile.SpooledTemporaryFile(max_size=32 * 1024 * 1024) as buf:
-        for chunk in chunks:
-            buf.write(chunk)
-        buf.seek(0)
+    with spooled(chunks) as buf:
         with tarfile.open(fileobj=buf, mode="r:") as tar:
             for member in tar:
                 relative = posixpath.normpath(member.name)[len(top) + 1:]
