@@ -31,6 +31,7 @@ from tasks_lib.container.container_outcomes import ProcessInfo
 from tasks_lib.records.record_models import AgentOutcome, TrialFlag, TrialSpec, Usage
 from tasks_lib.container.sandbox import Sandbox, run_dir_layout
 from tasks_lib.trial.healthcheck import run_healthcheck
+from tasks_lib.trial.task_command import command_context
 from tasks_lib.task.task_model import Task
 from tasks_lib.trial.host_agent_api import HOST_LOGS_DIR, HostHarness
 from tasks_lib.trial.host_env import EXEC_DIR
@@ -59,9 +60,7 @@ def run_agent(sandbox: Sandbox, spec: TrialSpec, task: Task, harness: Harness, p
     exec_dir = [(EXEC_DIR, 0o777)] if isinstance(harness, HostHarness) else []  # a host agent's command output
     hc = task.config.environment.healthcheck
     if hc is not None:  # the task's environment must be ready before the agent's files go in
-        config = sandbox.inspect(STAGE).get("Config") or {}
-        run_healthcheck(sandbox, hc, task.config.environment.workdir or config.get("WorkingDir") or "/",
-                        config.get("User") or "root", trial_dir, STAGE)
+        run_healthcheck(sandbox, hc, command_context(sandbox, task, STAGE), trial_dir, STAGE)
     sandbox.upload_dirs(small, STAGE, dirs=run_dir_layout() + exec_dir)
     for u in prepared.uploads:
         if u.target.startswith("/opt/tbflow/"):  # an immutable harness bundle: its tar is reused

@@ -25,6 +25,7 @@ from tasks_lib.errors import DownloadBoundExceeded, TransferError
 from tasks_lib.records.artifact_record import ArtifactEntry, CollectRun
 from tasks_lib.task.task_model import ArtifactSpec, CollectHook, Task
 from tasks_lib.text_clean import escaped_name
+from tasks_lib.trial.task_command import CommandContext, run_task_command
 from tasks_lib.trial.artifact_plan import (COPY_TIMEOUT_SEC, MANIFEST, MAX_ARTIFACT_BYTES, collected, excluded,
                                            host_relative, overlapping)
 
@@ -34,15 +35,13 @@ COLLECT_LOG = "collect.log"
 HOOK_OUTPUT_CHARS = 8192
 
 
-def run_hooks(sandbox: Sandbox, hooks: list[CollectHook], workdir: str, default_user: str, trial_dir: Path,
+def run_hooks(sandbox: Sandbox, hooks: list[CollectHook], ctx: CommandContext, trial_dir: Path,
               stage: str) -> list[CollectRun]:
     """Each hook with ``sh -c`` in the container's working directory, as Harbor's exec does."""
     runs: list[CollectRun] = []
     log: list[str] = []
     for hook in hooks:
-        user = str(hook.user) if hook.user is not None else default_user
-        code, output = sandbox.run_tool(["/bin/sh", "-c", hook.command], stage, user=user,
-                                        timeout=hook.timeout_sec, workdir=workdir or "/")
+        code, output = run_task_command(sandbox, ctx, hook.command, hook.timeout_sec, stage, user=hook.user)
         runs.append(CollectRun(command=hook.command, exit_code=code, timed_out=code is None))
         log += [f"$ {hook.command}", output[-HOOK_OUTPUT_CHARS:],
                 f"[exit {code}]" if code is not None else f"[did not end within {hook.timeout_sec:g} s]", ""]

@@ -21,6 +21,7 @@ from tasks_lib import interrupts
 from tasks_lib.container.sandbox import Sandbox
 from tasks_lib.errors import HealthcheckFailed
 from tasks_lib.task.task_model import HealthcheckConfig
+from tasks_lib.trial.task_command import CommandContext, run_task_command
 
 LOG = "healthcheck.log"
 
@@ -48,7 +49,7 @@ def next_check(hc: HealthcheckConfig, ok: bool, since_start_sec: float, failures
     return Next(wait_sec=hc.interval_sec, failures=failures)
 
 
-def run_healthcheck(sandbox: Sandbox, hc: HealthcheckConfig, workdir: str, user: str, trial_dir: Path, stage: str,
+def run_healthcheck(sandbox: Sandbox, hc: HealthcheckConfig, ctx: CommandContext, trial_dir: Path, stage: str,
                     clock: Callable[[], float] = time.monotonic) -> int:
     """Check until the healthcheck passes (returns the number of checks) or fails (raises
     ``HealthcheckFailed`` with ``healthcheck.log`` as evidence)."""
@@ -57,8 +58,7 @@ def run_healthcheck(sandbox: Sandbox, hc: HealthcheckConfig, workdir: str, user:
     while True:
         interrupts.check()
         at = clock() - began
-        code, output = sandbox.run_tool(["/bin/sh", "-c", hc.command], stage, user=user, timeout=hc.timeout_sec,
-                                        workdir=workdir or "/")
+        code, output = run_task_command(sandbox, ctx, hc.command, hc.timeout_sec, stage)
         checks += 1
         log.append(f"[{at:7.1f}s] exit {code if code is not None else f'none: no end within {hc.timeout_sec:g} s'}"
                    f"\n{output[-2000:]}")

@@ -26,16 +26,16 @@ from tasks_lib.records.record_models import VerifierRunner
 from tasks_lib.task.task_model import Task
 from tasks_lib.trial.artifact_collect import collect, restore, run_hooks
 from tasks_lib.trial.regrade_replay import replay_artifacts
+from tasks_lib.trial.task_command import CommandContext, command_context
 from tasks_lib.trial.verifier_stage import STAGE, VerifierStageResult, collect_agent_logs, run_verifier
 
 VERIFIER_SUFFIX = ".verifier"
 
 
-def collect_from_agent(main: Sandbox, task: Task, trial_dir: Path) -> tuple[list[CollectRun], list[ArtifactEntry]]:
+def collect_from_agent(main: Sandbox, task: Task, trial_dir: Path,
+                       ctx: CommandContext) -> tuple[list[CollectRun], list[ArtifactEntry]]:
     """Hooks, then artifacts (shared and separate mode alike): (collect runs, manifest rows)."""
-    config = main.inspect(STAGE).get("Config") or {}
-    workdir = task.config.environment.workdir or config.get("WorkingDir") or "/"
-    runs = run_hooks(main, task.config.verifier.collect, workdir, config.get("User") or "root", trial_dir, STAGE)
+    runs = run_hooks(main, task.config.verifier.collect, ctx, trial_dir, STAGE)
     return runs, collect(main, task, trial_dir, STAGE)
 
 
@@ -48,7 +48,8 @@ def verify(main: Sandbox, task: Task, trial_dir: Path, timeout_sec: float, max_l
     if task.separate_verifier:
         return verify_separately(main, task, trial_dir, timeout_sec, max_log_bytes, runner, job_id, trial_id, labels,
                                  regrade_source)
-    runs, rows = collect_from_agent(main, task, trial_dir) if task.collects else ([], [])
+    runs, rows = collect_from_agent(main, task, trial_dir, command_context(main, task, STAGE)) \
+        if task.collects else ([], [])
     result = run_verifier(main, task, trial_dir, timeout_sec, max_log_bytes, runner)
     if task.collects:
         result.outcome = result.outcome.model_copy(update={"artifacts": rows, "collect": runs})
@@ -60,15 +61,15 @@ def verify_separately(main: Sandbox, task: Task, trial_dir: Path, timeout_sec: f
                       labels: dict[str, str], regrade_source: Path | None = None) -> VerifierStageResult:
     """Collect from ``main`` (a regrade: from the source trial's record), stop it, judge in a fresh
     container of its image."""
-    image = main.inspect(STAGE).get("Image") or ""
+    ctx = command_context(main, task, STAGE)  # one inspect: the image and where the hooks run
     runs: list[CollectRun] = []
     if regrade_source is not None:
         rows, logs = replay_artifacts(regrade_source, trial_dir), None
     else:
-        runs, rows = collect_from_agent(main, task, trial_dir)
+        runs, rows = collect_from_agent(main, task, trial_dir, ctx)
         logs = collect_agent_logs(main, trial_dir, max_log_bytes)
     _stop(main)
-    verifier = Sandbox.start(image, task.config.environment, job_id, trial_id + VERIFIER_SUFFIX, labels=labels,
+    verifier = Sandbox.start(ctx.image, task.config.environment, job_id, trial_id + VERIFIER_SUFFIX, labels=labels,
                              runner_dir=runner.host_dir if runner is not None else None)
     try:
         verifier.upload_dirs([], STAGE, dirs=run_dir_layout())
